@@ -1,0 +1,58 @@
+// Launchers of tc's own CUDA GEMM kernels (gemm_*.cu). Host-side C++, free of CUDA types:
+// streams travel as void* (cudaStream_t), device pointers as void*. The dispatch rows in
+// src/cuda call plan_* to learn whether an instance serves a problem and how much workspace
+// it needs, allocate that workspace, then call launch_*. Instance names follow STYLE.md.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "core/dispatch.h"
+
+namespace tc::cuda {
+
+// Device facts a plan depends on (filled by the backend from cudaGetDeviceProperties).
+struct GemmDevice {
+  int sm_count = 132;
+  int cc_major = 9, cc_minor = 0;
+  size_t smem_optin = 232448;  // cudaDevAttrMaxSharedMemoryPerBlockOptin
+};
+
+// A chosen instance and its run-time parameters. workspace_bytes must be available (device
+// memory, 256-byte aligned) at launch; it holds padded operand copies when a leading
+// dimension, batch stride or pointer is not TMA-legal (16-byte multiples), and split-K
+// partial sums (reduced in a fixed order: results are deterministic).
+struct GemmPlan {
+  std::string name;  // e.g. gemm_wgmma_bf16_f32_nt_bm128_bn256_bk64_s4_aligned
+  int bn = 256, stages = 4, splits = 1;
+  int grid = 0;  // CTAs (persistent kernels: min(work units, SMs))
+  bool pack_a = false, pack_b = false;
+  size_t workspace_bytes = 0;
+};
+
+// --- sm_90a: TMA + wgmma, warp-specialized, persistent (gemm_wgmma*.cu) -------------------
+// Serves f16/bf16 -> f16/bf16/f32 (accum f32) in all four transposes and int8 -> int32 (any
+// transposes: non-K-major int8 operands are transposed into the workspace first), any M, N,
+// K, ld. Returns false with `why` when it cannot (not sm_90, dtype combination).
+// Knob: TC_USE_128_TILE=1 forces the 128x256 tile.
+bool plan_gemm_wgmma(const GemmProblem& p, const GemmDevice& dev, GemmPlan* plan,
+                     std::string& why);
+tc_status_t launch_gemm_wgmma(const GemmProblem& p, const GemmPlan& plan, void* workspace);
+
+// --- any sm_80+: mma.sync m16n8k16, predicated loads, any ld / alignment (gemm_mma.cu) -----
+// f16/bf16 -> f16/bf16/f32, all transposes; no workspace.
+bool plan_gemm_mma(const GemmProblem& p, const GemmDevice& dev, GemmPlan* plan, std::string& why);
+tc_status_t launch_gemm_mma(const GemmProblem& p, const GemmPlan& plan);
+
+// --- M <= 16 decode: streams B (N x K, transpose_b) at memory bandwidth (gemm_skinny.cu) ---
+// f16/bf16 -> f16/bf16/f32, A K-contiguous; any alignment (vector loads when 16-B aligned).
+bool plan_gemm_skinny(const GemmProblem& p, const GemmDevice& dev, GemmPlan* plan,
+                      std::string& why);
+tc_status_t launch_gemm_skinny(const GemmProblem& p, const GemmPlan& plan);
+
+// --- f32 exact (SIMT FFMA), and TF32 on request (gemm_f32.cu) ---------------------------
+bool plan_gemm_f32(const GemmProblem& p, const GemmDevice& dev, GemmPlan* plan, std::string& why);
+tc_status_t launch_gemm_f32(const GemmProblem& p, const GemmPlan& plan);
+
+}  // namespace tc::cuda

@@ -1,0 +1,89 @@
+// Helper kernels of the wgmma path: operand packing and the split-K reduction.
+//
+// Packing: TMA needs 16-byte-aligned bases and row/batch pitches, and wgmma s8 needs K-major
+// operands. When an operand breaks either rule it is copied once into the workspace, dense
+// with a padded pitch (and transposed for s8). The copy is one pass over the operand at
+// memory bandwidth, small beside the O(MNK) product for the shapes that reach this path.
+#include "cuda/gemm_wgmma_launch.cuh"
+
+namespace tc::cuda {
+
+// 32 x 32 tiles through shared memory so that both the read (along the source's contiguous
+// dimension) and the write (along dst rows) are coalesced, whichever of sr / sc is 1.
+template <class E>
+__global__ void pack_kernel(const E* __restrict__ src, E* __restrict__ dst, long long src_batch,
+                            int rows, int cols, long long sr, long long sc, long long ld) {
+  __shared__ E tile[32][33];
+  const int b = blockIdx.z;
+  const int r0 = blockIdx.y * 32, c0 = blockIdx.x * 32;
+  const E* s = src + b * src_batch;
+  E* d = dst + b * (long long)rows * ld;
+  const int tx = threadIdx.x, ty = threadIdx.y;  // 32 x 8
+  if (sc == 1 || sr != 1) {  // source contiguous along c (or neither): read rows of the tile
+    for (int j = ty; j < 32; j += 8) {
+      const int r = r0 + j, c = c0 + tx;
+      if (r < rows && c < cols) tile[j][tx] = s[r * sr + c * sc];
+    }
+  } else {  // source contiguous along r (a transpose): read columns of the tile
+    for (int j = ty; j < 32; j += 8) {
+      const int r = r0 + tx, c = c0 + j;
+      if (r < rows && c < cols) tile[tx][j] = s[r * sr + c * sc];
+    }
+  }
+  __syncthreads();
+  for (int j = ty; j < 32; j += 8) {
+    const int r = r0 + j, c = c0 + tx;
+    if (r < rows && c < cols) d[r * ld + c] = tile[j][tx];
+  }
+}
+
+cudaError_t launch_pack(const void* src, void* dst, int esz, int batch, long long src_batch,
+                        int rows, int cols, long long sr, long long sc, long long ld,
+                        cudaStream_t stream) {
+  dim3 grid((cols + 31) / 32, (rows + 31) / 32, batch), block(32, 8);
+  if (esz == 1)
+    pack_kernel<i8><<<grid, block, 0, stream>>>(static_cast<const i8*>(src), static_cast<i8*>(dst),
+                                                src_batch, rows, cols, sr, sc, ld);
+  else
+    pack_kernel<u16><<<grid, block, 0, stream>>>(static_cast<const u16*>(src),
+                                                 static_cast<u16*>(dst), src_batch, rows, cols,
+                                                 sr, sc, ld);
+  return cudaGetLastError();
+}
+
+template <class OutT, class Acc>
+__global__ void splitk_reduce_kernel(const WgmmaArgs a) {
+  const long long mn = (long long)a.M * a.N;
+  const long long total = mn * a.batch;
+  const Acc* part = static_cast<const Acc*>(a.partial);
+  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < total;
+       i += (long long)gridDim.x * blockDim.x) {
+    const long long b = i / mn, e = i % mn;
+    const int row = int(e / a.N), col = int(e % a.N);
+    const Acc* p = part + b * a.splits * mn + e;
+    Acc sum = p[0];
+    for (int s = 1; s < a.splits; ++s) sum += p[s * mn];  // fixed order: deterministic
+    OutT* c = static_cast<OutT*>(a.c) + b * a.stride_c + (long long)row * a.ldc + col;
+    if constexpr (is_same<OutT, i32>::value) {
+      *c = a.beta != 0.0f ? sum + *c : sum;
+    } else {
+      float v = a.alpha * sum;
+      if (a.beta != 0.0f) v += a.beta * to_f32(*c);
+      *c = from_f32<OutT>(v);
+    }
+  }
+}
+
+cudaError_t launch_splitk_reduce(const WgmmaArgs& args, cudaStream_t stream) {
+  const long long total = (long long)args.M * args.N * args.batch;
+  const int grid = int(total / 256 + 1 < 132 * 16 ? total / 256 + 1 : 132 * 16);
+  switch (args.c_type) {
+    case CType::f32: splitk_reduce_kernel<float, float><<<grid, 256, 0, stream>>>(args); break;
+    case CType::f16: splitk_reduce_kernel<f16, float><<<grid, 256, 0, stream>>>(args); break;
+    case CType::bf16: splitk_reduce_kernel<bf16, float><<<grid, 256, 0, stream>>>(args); break;
+    case CType::i32: splitk_reduce_kernel<i32, i32><<<grid, 256, 0, stream>>>(args); break;
+  }
+  return cudaGetLastError();
+}
+
+}  // namespace tc::cuda

@@ -1,0 +1,194 @@
+// Planner and launcher of the sm_90a TMA + wgmma GEMM (kernel: gemm_wgmma.cuh).
+// The plan picks the tile width (BN 256 or 128, by estimated waves over the SMs), split-K for
+// problems with too few tiles to fill the GPU, and which operands must be packed into the
+// workspace (TMA-illegal pitch or base; non-K-major int8).
+#include <cstdlib>
+#include <cstring>
+
+#include "cuda/gemm_kernels.h"
+#include "cuda/gemm_wgmma_launch.cuh"
+#include "cuda/tile/tma_host.h"
+
+namespace tc::cuda {
+namespace {
+
+size_t align256(size_t x) { return (x + 255) / 256 * 256; }
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+// Geometry of one operand as TMA sees it: `outer` rows of `inner` contiguous elements.
+struct Operand {
+  bool mn_major;     // inner dimension is M (A) or N (B), not K
+  int64_t inner, outer, ld, stride;
+  bool pack;         // copy into the workspace first
+  bool pack_transpose;  // the copy also transposes (s8 operands that are not K-major)
+  int64_t packed_ld;
+};
+
+Operand operand(const GemmProblem& p, bool is_a, size_t esz, const void* base) {
+  const tc_gemm_desc& d = p.d;
+  const bool s8 = esz == 1;
+  const int64_t mn = is_a ? d.M : d.N;
+  // Stored majorness: A is K-major unless transposed; B is K-major only when transposed.
+  const bool stored_mn = is_a ? d.transpose_a : !d.transpose_b;
+  Operand o{};
+  o.ld = is_a ? d.lda : d.ldb;
+  o.stride = is_a ? p.stride_a : p.stride_b;
+  const bool batched = p.batch > 1 && o.stride != 0;
+  const bool legal = tile::tma_base_ok(base) && tile::tma_pitch_ok(o.ld * esz) &&
+                     (!batched || tile::tma_pitch_ok(o.stride * esz));
+  o.pack_transpose = s8 && stored_mn;
+  o.pack = !legal || o.pack_transpose;
+  o.mn_major = stored_mn && !s8;
+  o.inner = o.mn_major ? mn : d.K;
+  o.outer = o.mn_major ? d.K : mn;
+  const int64_t align_elems = 16 / int64_t(esz);
+  o.packed_ld = ceil_div(o.inner, align_elems) * align_elems;
+  return o;
+}
+
+size_t packed_bytes(const GemmProblem& p, const Operand& o, size_t esz) {
+  const int64_t b = (p.batch > 1 && o.stride != 0) ? p.batch : 1;
+  return o.pack ? align256(size_t(b * o.outer * o.packed_ld) * esz) : 0;
+}
+
+bool env_flag(const char* name) {
+  const char* v = std::getenv(name);
+  return v && std::strcmp(v, "1") == 0;
+}
+
+}  // namespace
+
+bool plan_gemm_wgmma(const GemmProblem& p, const GemmDevice& dev, GemmPlan* plan,
+                     std::string& why) {
+  const tc_gemm_desc& d = p.d;
+  if (dev.cc_major != 9 || dev.cc_minor != 0) {
+    why = "wgmma/TMA kernels are built for sm_90a only";
+    return false;
+  }
+  const bool f16 = d.a_dtype == TC_DTYPE_F16 && d.b_dtype == TC_DTYPE_F16 &&
+                   (d.c_dtype == TC_DTYPE_F16 || d.c_dtype == TC_DTYPE_F32);
+  const bool bf16 = d.a_dtype == TC_DTYPE_BF16 && d.b_dtype == TC_DTYPE_BF16 &&
+                    (d.c_dtype == TC_DTYPE_BF16 || d.c_dtype == TC_DTYPE_F32);
+  const bool s8 = d.a_dtype == TC_DTYPE_I8 && d.b_dtype == TC_DTYPE_I8 &&
+                  d.c_dtype == TC_DTYPE_I32 && d.alpha == 1.0f &&
+                  (d.beta == 0.0f || d.beta == 1.0f);
+  if (!(((f16 || bf16) && d.accum_dtype == TC_DTYPE_F32) ||
+        (s8 && d.accum_dtype == TC_DTYPE_I32))) {
+    why = "dtype combination not served by the wgmma kernels";
+    return false;
+  }
+  if (!tile::tma_encoder()) {
+    why = "the driver has no cuTensorMapEncodeTiled";
+    return false;
+  }
+  const size_t esz = s8 ? 1 : 2;
+  const Operand a = operand(p, true, esz, p.a), b = operand(p, false, esz, p.b);
+
+  // Tile width: fewer, wider tiles are cheaper per FLOP (B is read once per 256 columns), but
+  // a partly filled last wave wastes SMs; 1.15 is the assumed per-FLOP cost of BN = 128.
+  const int64_t tm = ceil_div(d.M, 128);
+  const int64_t u256 = p.batch * tm * ceil_div(d.N, 256);
+  const int64_t u128 = p.batch * tm * ceil_div(d.N, 128);
+  const double t256 = double(ceil_div(u256, dev.sm_count));
+  const double t128 = 0.5 * 1.15 * double(ceil_div(u128, dev.sm_count));
+  const int bn = (env_flag("TC_USE_128_TILE") || t256 <= t128) ? 256 : 128;
+  const int64_t units = bn == 256 ? u256 : u128;
+  const int64_t kb_total = ceil_div(d.K, int64_t(128 / esz));
+  int64_t splits = 1;
+  if (units * 2 <= dev.sm_count && kb_total >= 32) {
+    splits = std::min<int64_t>(dev.sm_count / units, kb_total / 8);
+    const int64_t per = ceil_div(kb_total, splits);
+    splits = ceil_div(kb_total, per);
+  }
+
+  plan->bn = bn;
+  plan->stages = bn == 256 ? 4 : 6;
+  plan->splits = int(splits);
+  plan->pack_a = a.pack;
+  plan->pack_b = b.pack;
+  plan->grid = int(std::min<int64_t>(units * splits, dev.sm_count));
+  plan->workspace_bytes = packed_bytes(p, a, esz) + packed_bytes(p, b, esz) +
+                          (splits > 1 ? size_t(p.batch) * splits * d.M * d.N * 4 : 0);
+  const char* t = s8 ? "s8_s32" : (f16 ? "f16_f32" : "bf16_f32");
+  plan->name = std::string("gemm_wgmma_") + t + "_" + (d.transpose_a ? "t" : "n") +
+               (d.transpose_b ? "t" : "n") + "_bm128_bn" + std::to_string(bn) + "_bk" +
+               std::to_string(128 / esz) + "_s" + std::to_string(plan->stages) +
+               (a.pack || b.pack ? "_packed" : "_aligned") +
+               (splits > 1 ? "_splitk" + std::to_string(splits) : "");
+  return true;
+}
+
+tc_status_t launch_gemm_wgmma(const GemmProblem& p, const GemmPlan& plan, void* workspace) {
+  const tc_gemm_desc& d = p.d;
+  const bool s8 = d.a_dtype == TC_DTYPE_I8;
+  const size_t esz = s8 ? 1 : 2;
+  auto stream = static_cast<cudaStream_t>(p.stream);
+  Operand a = operand(p, true, esz, p.a), b = operand(p, false, esz, p.b);
+  char* ws = static_cast<char*>(workspace);
+  const void* base[2] = {p.a, p.b};
+  Operand* ops[2] = {&a, &b};
+  for (int i = 0; i < 2; ++i) {
+    Operand& o = *ops[i];
+    if (!o.pack) continue;
+    const int nb = (p.batch > 1 && o.stride != 0) ? p.batch : 1;
+    // Source element (r, c) of the packed (outer x inner) matrix.
+    const long long sr = o.pack_transpose ? 1 : o.ld, sc = o.pack_transpose ? o.ld : 1;
+    if (launch_pack(base[i], ws, int(esz), nb, o.stride, int(o.outer), int(o.inner), sr, sc,
+                    o.packed_ld, stream) != cudaSuccess)
+      return TC_ERROR_BACKEND_FAILURE;
+    base[i] = ws;
+    o.ld = o.packed_ld;
+    o.stride = o.stride != 0 ? o.outer * o.packed_ld : 0;
+    ws += packed_bytes(p, o, esz);
+  }
+  tile::TmaMap map[2];
+  const int box_k = int(128 / esz);
+  for (int i = 0; i < 2; ++i) {
+    const Operand& o = *ops[i];
+    const bool batched = p.batch > 1 && o.stride != 0;
+    const uint32_t box_outer = o.mn_major ? 64 : (i == 0 ? 128 : plan.bn);
+    const uint32_t box_inner = o.mn_major ? 64 : box_k;
+    if (!tile::tma_encode_3d(&map[i], base[i], uint32_t(esz), o.inner, o.outer,
+                             batched ? p.batch : 1, o.ld * esz, batched ? o.stride * esz : 0,
+                             box_inner, box_outer))
+      return TC_ERROR_BACKEND_FAILURE;
+  }
+  WgmmaArgs args{};
+  args.M = d.M;
+  args.N = d.N;
+  args.K = d.K;
+  args.batch = p.batch;
+  args.tiles_m = int(ceil_div(d.M, 128));
+  args.tiles_n = int(ceil_div(d.N, plan.bn));
+  args.kb_total = int(ceil_div(d.K, 128 / int64_t(esz)));
+  args.kb_per_split = int(ceil_div(args.kb_total, plan.splits));
+  args.splits = plan.splits;
+  args.a_bcast = p.batch > 1 && p.stride_a == 0;
+  args.b_bcast = p.batch > 1 && p.stride_b == 0;
+  args.alpha = d.alpha;
+  args.beta = d.beta;
+  args.c = p.c;
+  args.ldc = d.ldc;
+  args.stride_c = p.stride_c;
+  args.c_type = d.c_dtype == TC_DTYPE_F32   ? CType::f32
+                : d.c_dtype == TC_DTYPE_F16 ? CType::f16
+                : d.c_dtype == TC_DTYPE_I32 ? CType::i32
+                                            : CType::bf16;
+  const size_t csz = d.c_dtype == TC_DTYPE_F16 || d.c_dtype == TC_DTYPE_BF16 ? 2 : 4;
+  args.c_vec2 = d.ldc % 2 == 0 && (p.batch == 1 || p.stride_c % 2 == 0) &&
+                reinterpret_cast<uintptr_t>(p.c) % (2 * csz) == 0;
+  args.partial = plan.splits > 1 ? ws : nullptr;
+
+  cudaError_t e;
+  if (s8)
+    e = launch_wgmma_s8(plan.bn, map[0], map[1], args, plan.grid, stream);
+  else if (d.a_dtype == TC_DTYPE_F16)
+    e = launch_wgmma_f16(a.mn_major, b.mn_major, plan.bn, map[0], map[1], args, plan.grid, stream);
+  else
+    e = launch_wgmma_bf16(a.mn_major, b.mn_major, plan.bn, map[0], map[1], args, plan.grid,
+                          stream);
+  if (e == cudaSuccess && plan.splits > 1) e = launch_splitk_reduce(args, stream);
+  return e == cudaSuccess ? TC_SUCCESS : TC_ERROR_BACKEND_FAILURE;
+}
+
+}  // namespace tc::cuda

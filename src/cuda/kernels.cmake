@@ -1,0 +1,8 @@
+# tc's own CUDA GEMM kernels (owned by the kernel engineer). Included by src/cuda/CMakeLists.txt
+# and by tests/cuda_lab; paths are absolute so either can include it.
+set(TC_CUDA_KERNEL_SOURCES
+    ${CMAKE_CURRENT_LIST_DIR}/gemm_wgmma.cu
+    ${CMAKE_CURRENT_LIST_DIR}/gemm_wgmma_bf16.cu
+    ${CMAKE_CURRENT_LIST_DIR}/gemm_wgmma_f16.cu
+    ${CMAKE_CURRENT_LIST_DIR}/gemm_wgmma_s8.cu
+    ${CMAKE_CURRENT_LIST_DIR}/gemm_pack.cu)

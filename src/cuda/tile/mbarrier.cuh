@@ -1,0 +1,54 @@
+// mbarrier: the 8-byte shared-memory barrier that TMA completes (complete_tx) and that
+// producer/consumer warps wait on by phase parity. PTX ISA "Parallel Synchronization and
+// Communication Instructions: mbarrier"; hopper.md section 4.
+#pragma once
+
+#include "types.cuh"
+
+namespace tc::tile {
+
+struct alignas(8) mbarrier {
+  u64 state;
+};
+
+__device__ __forceinline__ void mbar_init(mbarrier* bar, u32 count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(smem_addr(bar)), "r"(count));
+}
+
+// Makes mbarrier.init visible to the async proxy (TMA) and to other threads after a barrier.
+__device__ __forceinline__ void mbar_fence_init() {
+  asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+}
+
+__device__ __forceinline__ void mbar_arrive(mbarrier* bar) {
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(smem_addr(bar)) : "memory");
+}
+
+// Arrives and announces `bytes` of TMA traffic that must land before the phase completes.
+__device__ __forceinline__ void mbar_arrive_expect_tx(mbarrier* bar, u32 bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(smem_addr(bar)),
+               "r"(bytes)
+               : "memory");
+}
+
+// Blocks until the phase with parity `phase` has completed. A fresh barrier counts as having
+// completed parity 1, so producers start their empty-slot waits at parity 1.
+__device__ __forceinline__ void mbar_wait(mbarrier* bar, u32 phase) {
+  asm volatile(
+      "{\n"
+      ".reg .pred P;\n"
+      "WAIT_%=:\n"
+      "mbarrier.try_wait.parity.shared::cta.b64 P, [%0], %1;\n"
+      "@!P bra WAIT_%=;\n"
+      "}\n" ::"r"(smem_addr(bar)),
+      "r"(phase)
+      : "memory");
+}
+
+// Orders this thread's generic-proxy shared-memory writes before later async-proxy (TMA,
+// wgmma) accesses.
+__device__ __forceinline__ void fence_proxy_async() {
+  asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+}
+
+}  // namespace tc::tile

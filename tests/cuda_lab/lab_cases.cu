@@ -1,0 +1,116 @@
+// The lab's case list (correctness on odd shapes first, then the issue's timed shapes) and
+// the bridge from a case to its kernel family's planner and launcher.
+#include "lab_cases.h"
+
+namespace lab {
+namespace {
+
+// A GEMM case with contiguous (or padded by `pad` elements) leading dimensions.
+Case gemm(const char* name, Kind kind, tc_dtype_t in, tc_dtype_t out, int M, int N, int K,
+          bool ta, bool tb, float alpha = 1.f, float beta = 0.f, int pad = 0) {
+  Case c;
+  c.name = name;
+  c.kind = kind;
+  c.d.M = M;
+  c.d.N = N;
+  c.d.K = K;
+  c.d.a_dtype = c.d.b_dtype = in;
+  c.d.c_dtype = out;
+  c.d.accum_dtype = in == TC_DTYPE_I8 ? TC_DTYPE_I32 : TC_DTYPE_F32;
+  c.d.transpose_a = ta;
+  c.d.transpose_b = tb;
+  c.d.alpha = alpha;
+  c.d.beta = beta;
+  c.d.lda = (ta ? M : K) + pad;
+  c.d.ldb = (tb ? K : N) + pad;
+  c.d.ldc = N + pad;
+  return c;
+}
+
+Case timed(Case c) {
+  c.timed = true;
+  return c;
+}
+
+std::vector<Case> make_cases() {
+  std::vector<Case> v;
+  const tc_dtype_t BF = TC_DTYPE_BF16, F16 = TC_DTYPE_F16, F32 = TC_DTYPE_F32;
+  const Kind W = Kind::wgmma;
+  // --- wgmma correctness: every transpose, odd shapes, alpha/beta, output types -------------
+  const char* tn[4] = {"nn", "nt", "tn", "tt"};
+  for (int t = 0; t < 4; ++t) {
+    const bool ta = t & 2, tb = t & 1;
+    v.push_back(gemm(("wgmma_bf16_bf16_" + std::string(tn[t]) + "_257x383x191").c_str(), W, BF, BF,
+                     257, 383, 191, ta, tb));
+    v.push_back(gemm(("wgmma_f16_f32_" + std::string(tn[t]) + "_131x520x200_ab").c_str(), W, F16,
+                     F32, 131, 520, 200, ta, tb, 1.5f, -0.5f));
+    v.push_back(gemm(("wgmma_bf16_f32_" + std::string(tn[t]) + "_odd_ld_77x91x103").c_str(), W, BF,
+                     F32, 77, 91, 103, ta, tb, 1.f, 0.f, 3));
+  }
+  v.push_back(gemm("wgmma_f16_f16_nn_1x1x1", W, F16, F16, 1, 1, 1, false, false));
+  v.push_back(gemm("wgmma_bf16_bf16_nn_600x1000x1024_beta", W, BF, BF, 600, 1000, 1024, false,
+                   false, 0.75f, 0.25f));
+  v.push_back(gemm("wgmma_bf16_f32_nt_64x264x8192_splitk", W, BF, F32, 64, 264, 8192, false, true));
+  {
+    Case c = gemm("wgmma_bf16_bf16_nn_misaligned_ptr_100x136x72", W, BF, BF, 100, 136, 72, false,
+                  false);
+    c.a_offset = 2;  // 2-byte aligned A: TMA-illegal base, packed path
+    c.c_offset = 2;
+    v.push_back(c);
+  }
+  {
+    Case c = gemm("wgmma_bf16_bf16_nt_batched3_129x200x72", W, BF, BF, 129, 200, 72, false, true);
+    c.batch = 3;
+    c.stride_a = int64_t(129) * 72 + 8;
+    c.stride_b = 0;  // broadcast B
+    c.stride_c = int64_t(129) * 200 + 5;
+    v.push_back(c);
+  }
+  // --- timed (issue 3's table) ------------------------------------------------------------
+  v.push_back(timed(gemm("bf16_nn_4096^3", W, BF, BF, 4096, 4096, 4096, false, false)));
+  v.push_back(timed(gemm("f16_nn_4096^3", W, F16, F16, 4096, 4096, 4096, false, false)));
+  v.push_back(timed(gemm("bf16_nn_8192^3", W, BF, BF, 8192, 8192, 8192, false, false)));
+  v.push_back(timed(gemm("f16_nn_8192^3", W, F16, F16, 8192, 8192, 8192, false, false)));
+  v.push_back(timed(gemm("bf16_nt_4096^3", W, BF, BF, 4096, 4096, 4096, false, true)));
+  v.push_back(timed(gemm("bf16_tn_4096^3", W, BF, BF, 4096, 4096, 4096, true, false)));
+  v.push_back(timed(gemm("bf16_nn_4095x4097x4099", W, BF, BF, 4095, 4097, 4099, false, false)));
+  v.push_back(timed(gemm("bf16_nn_1000^3", W, BF, BF, 1000, 1000, 1000, false, false)));
+  v.push_back(timed(gemm("bf16_nn_127x4096x4096", W, BF, BF, 127, 4096, 4096, false, false)));
+  v.push_back(timed(gemm("bf16_nn_8192x128x8192", W, BF, BF, 8192, 128, 8192, false, false)));
+  {
+    Case c = timed(gemm("bf16_nn_batched32_512^3", W, BF, BF, 512, 512, 512, false, false));
+    c.batch = 32;
+    c.stride_a = c.stride_b = c.stride_c = 512 * 512;
+    v.push_back(c);
+  }
+  (void)F32;
+  return v;
+}
+
+}  // namespace
+
+const std::vector<Case>& lab_cases() {
+  static const std::vector<Case> cases = make_cases();
+  return cases;
+}
+
+bool plan_case(const Case& c, const tc::GemmProblem& p, const tc::cuda::GemmDevice& dev,
+               Instance* inst, std::string& why) {
+  bool ok = false;
+  switch (c.kind) {
+    case Kind::wgmma: ok = tc::cuda::plan_gemm_wgmma(p, dev, &inst->plan, why); break;
+    default: why = "kernel family not built into this lab"; return false;
+  }
+  inst->name = inst->plan.name;
+  inst->workspace_bytes = inst->plan.workspace_bytes;
+  return ok;
+}
+
+tc_status_t run_case(const Case& c, const tc::GemmProblem& p, const Instance& inst, void* ws) {
+  switch (c.kind) {
+    case Kind::wgmma: return tc::cuda::launch_gemm_wgmma(p, inst.plan, ws);
+    default: return TC_ERROR_NOT_SUPPORTED;
+  }
+}
+
+}  // namespace lab
