@@ -1,0 +1,64 @@
+// tc_gemm, tc_gemm_async, tc_gemm_batched: validate once, pick a row, run it on the device's
+// default queue (synchronous) or on a stream.
+#include "core/dispatch.h"
+#include "core/error.h"
+#include "core/validate.h"
+
+namespace {
+
+tc_gemm_batched_desc single(const tc_gemm_desc& d) {
+  tc_gemm_batched_desc bd{};
+  bd.base = d;
+  bd.batch = 1;
+  return bd;
+}
+
+tc_status_t run_sync(tc_context* ctx, const tc_gemm_batched_desc& bd, tc_buffer* A, tc_buffer* B,
+                     tc_buffer* C) {
+  tc::GemmProblem p;
+  TC_TRY(tc::validate_gemm(ctx, bd, A, B, C, nullptr, &p));
+  const tc::GemmRow* row = tc::pick_gemm_row(p);
+  if (row == nullptr) return TC_ERROR_NOT_SUPPORTED;
+  TC_TRY(ctx->impl->run_sync([&](void* stream) {
+    tc::GemmProblem q = p;
+    q.stream = stream;
+    return row->run(q);
+  }));
+  tc::record_dispatch(row->backend, row->name);
+  return TC_SUCCESS;
+}
+
+}  // namespace
+
+extern "C" {
+
+tc_status_t tc_gemm(tc_context_t* ctx, const tc_gemm_desc* desc, tc_buffer_t* A, tc_buffer_t* B,
+                    tc_buffer_t* C) {
+  if (ctx == nullptr) return tc::fail(TC_ERROR_NULL_POINTER, "argument ctx is NULL");
+  if (desc == nullptr) return tc::fail(TC_ERROR_NULL_POINTER, "argument desc is NULL");
+  return run_sync(ctx, single(*desc), A, B, C);
+}
+
+tc_status_t tc_gemm_batched(tc_context_t* ctx, const tc_gemm_batched_desc* desc, tc_buffer_t* A,
+                            tc_buffer_t* B, tc_buffer_t* C) {
+  if (ctx == nullptr) return tc::fail(TC_ERROR_NULL_POINTER, "argument ctx is NULL");
+  if (desc == nullptr) return tc::fail(TC_ERROR_NULL_POINTER, "argument desc is NULL");
+  return run_sync(ctx, *desc, A, B, C);
+}
+
+tc_status_t tc_gemm_async(tc_context_t* ctx, const tc_gemm_desc* desc, tc_buffer_t* A,
+                          tc_buffer_t* B, tc_buffer_t* C, tc_stream_t* stream) {
+  if (ctx == nullptr) return tc::fail(TC_ERROR_NULL_POINTER, "argument ctx is NULL");
+  if (desc == nullptr) return tc::fail(TC_ERROR_NULL_POINTER, "argument desc is NULL");
+  if (stream == nullptr) return tc::fail(TC_ERROR_NULL_POINTER, "argument stream is NULL");
+  tc::GemmProblem p;
+  TC_TRY(tc::validate_gemm(ctx, single(*desc), A, B, C, stream, &p));
+  const tc::GemmRow* row = tc::pick_gemm_row(p);
+  if (row == nullptr) return TC_ERROR_NOT_SUPPORTED;
+  p.stream = stream->impl->native();
+  TC_TRY(stream->impl->submit([p, row] { return row->run(p); }));
+  tc::record_dispatch(row->backend, row->name);
+  return TC_SUCCESS;
+}
+
+}  // extern "C"

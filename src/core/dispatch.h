@@ -1,0 +1,44 @@
+// The dispatch tables. Each op has an ordered list of rows {backend, instance name, can_run,
+// run}; a call is validated once (validate.cpp), then the first row whose can_run accepts it
+// runs, unless the autotune cache names another row for the call's shape class. Reading a
+// table (gemm_table.cpp) tells the whole fallback ladder; adding a kernel is adding a row.
+#pragma once
+
+#include <span>
+#include <string>
+
+#include "core/internal.h"
+
+namespace tc {
+
+// A validated GEMM: leading dimensions resolved (never 0), pointers are device pointers.
+// batch == 1 for tc_gemm; strides are in elements.
+struct GemmProblem {
+  tc_gemm_desc d{};
+  int32_t batch = 1;
+  int64_t stride_a = 0, stride_b = 0, stride_c = 0;
+  const void* a = nullptr;
+  const void* b = nullptr;
+  void* c = nullptr;
+  tc_context* ctx = nullptr;
+  void* stream = nullptr;  // native stream handle (cudaStream_t) or nullptr
+};
+
+struct GemmRow {
+  tc_backend_t backend;
+  const char* name;
+  // Whether this row can serve `p` on `ctx`; when not, `why` says so in a few words.
+  bool (*can_run)(const GemmProblem& p, std::string& why);
+  tc_status_t (*run)(const GemmProblem& p);
+};
+
+std::span<const GemmRow> gemm_table();
+
+// Picks the row for `p` (forced backend, autotune cache, then the ladder). Logs the choice
+// under TC_LOG=debug. Returns nullptr with the error message set when no row can serve.
+const GemmRow* pick_gemm_row(const GemmProblem& p);
+
+// Records what ran for tc_last_backend() / tc_last_instance().
+void record_dispatch(tc_backend_t backend, const char* instance);
+
+}  // namespace tc
