@@ -1,0 +1,158 @@
+// Launching generated kernels: cudaLibraryLoadData + cudaLibraryGetKernel + cudaLaunchKernel
+// through the static CUDA runtime (never libcuda directly), so a machine without a driver gets
+// the status "no CUDA device", not a loader error.
+#include <map>
+#include <mutex>
+
+#include "../passes/plan.h"
+#include "emit.h"
+#include "module_cache.h"
+#include "phobos/phobos.h"
+
+#ifdef PHOBOS_HAVE_CUDART
+#include <cuda_runtime.h>
+#endif
+
+namespace phobos {
+
+#ifdef PHOBOS_HAVE_CUDART
+
+static int device_arch(std::string* name) {
+  int n = 0;
+  cudaError_t e = cudaGetDeviceCount(&n);
+  if (e != cudaSuccess || n == 0)
+    throw Error(std::string("no CUDA device (") +
+                (e != cudaSuccess ? cudaGetErrorString(e) : "none found") + ")");
+  int dev = 0;
+  cudaGetDevice(&dev);
+  cudaDeviceProp prop{};
+  cudaGetDeviceProperties(&prop, dev);
+  if (name) *name = prop.name;
+  return prop.major * 10 + prop.minor;
+}
+
+std::string cuda_device_name() {
+  std::string name;
+  int arch = device_arch(&name);
+  for (auto& c : name)
+    if (c == ' ' || c == '/') c = '_';
+  return "cuda-sm" + std::to_string(arch) + "-" + name;
+}
+
+void cuda_launch(const Program& prog, const ir::Kernel& k, const BoundArgs& b, void* stream) {
+  int arch_num = device_arch(nullptr);
+  // sm_90a unlocks the Hopper-only instructions; other parts get their plain architecture.
+  std::string arch = "sm_" + std::to_string(arch_num) + (arch_num == 90 ? "a" : "");
+  passes::Plan plan = passes::plan_kernel(k);
+  std::string src = emit_cuda(prog, k);
+  std::string entry = cuda_entry_name(k);
+  std::string key = module_cache_key(prog.source_hash, src, nvrtc_version(), arch);
+  static std::mutex mu;
+  static std::map<std::string, std::pair<cudaLibrary_t, cudaKernel_t>> loaded;
+  cudaKernel_t kern;
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    auto it = loaded.find(key);
+    if (it == loaded.end()) {
+      bool hit = false;
+      std::string cubin = module_cache_get(key, src, entry, arch, &hit);
+      cudaLibrary_t lib;
+      cudaError_t e = cudaLibraryLoadData(&lib, cubin.data(), nullptr, nullptr, 0, nullptr,
+                                          nullptr, 0);
+      if (e != cudaSuccess) throw Error("cudaLibraryLoadData: " + std::string(cudaGetErrorString(e)));
+      e = cudaLibraryGetKernel(&kern, lib, entry.c_str());
+      if (e != cudaSuccess) throw Error("cudaLibraryGetKernel(" + entry + "): " + cudaGetErrorString(e));
+      if (plan.smem_bytes > 48 * 1024) {
+        e = cudaFuncSetAttribute(reinterpret_cast<const void*>(kern),
+                                 cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                 static_cast<int>(plan.smem_bytes));
+        if (e != cudaSuccess) throw Error("cudaFuncSetAttribute: " + std::string(cudaGetErrorString(e)));
+      }
+      loaded[key] = {lib, kern};
+    } else {
+      kern = it->second.second;
+    }
+  }
+  // Arguments in the generated signature's order: parameters, then dimension symbols.
+  std::vector<void*> ptrs(k.args.size());
+  std::vector<float> fs(k.args.size());
+  std::vector<int> is(k.args.size() + k.dims.size());
+  std::vector<void*> argv;
+  for (size_t i = 0; i < k.args.size(); ++i) {
+    if (k.args[i].is_tensor) {
+      ptrs[i] = b.tensors[i].data;
+      argv.push_back(&ptrs[i]);
+    } else if (is_float(k.args[i].dt)) {
+      fs[i] = static_cast<float>(b.scalars[i]);
+      argv.push_back(&fs[i]);
+    } else {
+      is[i] = static_cast<int>(b.scalars[i]);
+      argv.push_back(&is[i]);
+    }
+  }
+  for (size_t d = 0; d < k.dims.size(); ++d) {
+    is[k.args.size() + d] = static_cast<int>(b.dims[d]);
+    argv.push_back(&is[k.args.size() + d]);
+  }
+  dim3 grid(static_cast<unsigned>(eval_host(k, k.grid[0], b)),
+            static_cast<unsigned>(eval_host(k, k.grid[1], b)),
+            static_cast<unsigned>(eval_host(k, k.grid[2], b)));
+  cudaError_t e = cudaLaunchKernel(reinterpret_cast<const void*>(kern), grid,
+                                   dim3(static_cast<unsigned>(k.threads)), argv.data(),
+                                   static_cast<size_t>(plan.smem_bytes),
+                                   static_cast<cudaStream_t>(stream));
+  if (e != cudaSuccess) throw Error("cudaLaunchKernel(" + entry + "): " + cudaGetErrorString(e));
+}
+
+#else
+
+std::string cuda_device_name() { throw Error("no CUDA device (phobos was built without CUDA)"); }
+void cuda_launch(const Program&, const ir::Kernel&, const BoundArgs&, void*) {
+  throw Error("no CUDA device (phobos was built without CUDA)");
+}
+
+#endif
+
+}  // namespace phobos
+
+#include "phobos/cuda.h"
+
+namespace phobos::cuda {
+
+#ifdef PHOBOS_HAVE_CUDART
+static void check(cudaError_t e, const char* what) {
+  if (e != cudaSuccess) throw Error(std::string(what) + ": " + cudaGetErrorString(e));
+}
+bool device_present(std::string* why) {
+  int n = 0;
+  cudaError_t e = cudaGetDeviceCount(&n);
+  if (e == cudaSuccess && n > 0) return true;
+  if (why) *why = std::string("no CUDA device (") + (e != cudaSuccess ? cudaGetErrorString(e) : "none found") + ")";
+  return false;
+}
+void* alloc(size_t bytes) {
+  std::string why;
+  if (!device_present(&why)) throw Error(why);
+  void* p = nullptr;
+  check(cudaMalloc(&p, bytes), "cudaMalloc");
+  return p;
+}
+void free(void* p) { cudaFree(p); }
+void copy_to_device(void* d, const void* s, size_t n) { check(cudaMemcpy(d, s, n, cudaMemcpyHostToDevice), "cudaMemcpy"); }
+void copy_to_host(void* d, const void* s, size_t n) { check(cudaMemcpy(d, s, n, cudaMemcpyDeviceToHost), "cudaMemcpy"); }
+void copy_on_device(void* d, const void* s, size_t n) { check(cudaMemcpy(d, s, n, cudaMemcpyDeviceToDevice), "cudaMemcpy"); }
+void synchronize() { check(cudaDeviceSynchronize(), "cudaDeviceSynchronize"); }
+#else
+bool device_present(std::string* why) {
+  if (why) *why = "no CUDA device (phobos was built without CUDA)";
+  return false;
+}
+void* alloc(size_t) { throw Error("no CUDA device (phobos was built without CUDA)"); }
+void free(void*) {}
+void copy_to_device(void*, const void*, size_t) { throw Error("no CUDA device (phobos was built without CUDA)"); }
+void copy_to_host(void*, const void*, size_t) { throw Error("no CUDA device (phobos was built without CUDA)"); }
+void copy_on_device(void*, const void*, size_t) { throw Error("no CUDA device (phobos was built without CUDA)"); }
+void synchronize() {}
+#endif
+
+}  // namespace phobos::cuda

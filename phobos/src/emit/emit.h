@@ -1,0 +1,24 @@
+// Code generation targets beyond the interpreter.
+#pragma once
+
+#include "../bind.h"
+#include "../program.h"
+
+namespace phobos {
+
+// CUDA C++ for NVRTC (sm_90a): one __global__ function named by the instance.
+std::string emit_cuda(const Program& prog, const ir::Kernel& k);
+std::string cuda_entry_name(const ir::Kernel& k);
+
+// Compiles (through the on-disk module cache) and launches on the current CUDA device.
+// Throws phobos::Error("no CUDA device ...") where there is none, or when built without CUDA.
+void cuda_launch(const Program& prog, const ir::Kernel& k, const BoundArgs& args, void* stream);
+std::string cuda_device_name();
+
+// NVRTC: compiles CUDA C++ to a cubin for `arch` (e.g. "sm_90a"). Returns false with the log.
+bool nvrtc_available();
+bool nvrtc_compile(const std::string& src, const std::string& name, const std::string& arch,
+                   std::string* cubin, std::string* log);
+std::string nvrtc_version();
+
+}  // namespace phobos

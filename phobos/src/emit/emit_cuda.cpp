@@ -1,0 +1,579 @@
+// Tile IR + plan -> CUDA C++ (one __global__ per instance), for NVRTC.
+//
+// Register tiles are per-thread arrays laid out by the plan (SIMT blocks or mma.m16n8k16
+// fragments); shared tiles are whole tiles in dynamic shared memory. Elementwise expressions are
+// evaluated per owned element, so an epilogue after matmul is fused into the store (C read once,
+// written once). Barriers are inserted conservatively around shared-memory writes and the
+// duplicates removed (pass "barriers"); under @aligned the named dimensions have no edge checks.
+#include <cmath>
+#include <functional>
+
+#include "../build.h"
+#include "../passes/plan.h"
+#include "emit.h"
+
+namespace phobos {
+
+const char* cuda_prelude();
+
+using ir::Node;
+using ir::NodeP;
+using ir::Op;
+using ir::Stmt;
+using ir::VType;
+using passes::Layout;
+using passes::Plan;
+
+namespace {
+
+const char* ctype(DType t) {
+  switch (t) {
+    case DType::F32: return "float";
+    case DType::F16: return "__half";
+    case DType::BF16: return "__nv_bfloat16";
+    case DType::I32: return "int";
+    case DType::I8: return "signed char";
+    case DType::Bool: return "bool";
+  }
+  return "float";
+}
+const char* compute_type(DType t) { return is_float(t) ? "float" : t == DType::Bool ? "bool" : "int"; }
+
+std::string cname(const ir::Kernel& k, int r) {
+  std::string s = "r_" + k.regs[r].name;
+  for (auto& c : s)
+    if (c == '.') c = '_';
+  return s;
+}
+
+class Emitter {
+ public:
+  Emitter(const ir::Kernel& k, const Plan& p) : k_(k), p_(p) {}
+
+  std::string run() {
+    o_ = cuda_prelude();
+    o_ += "\n// " + k_.name + ": " + std::to_string(k_.threads) + " threads, " +
+          std::to_string(p_.smem_bytes) + " bytes of shared memory\n";
+    o_ += "extern \"C\" __global__ void __launch_bounds__(" + std::to_string(k_.threads) + ") " +
+          cuda_entry_name(k_) + "(";
+    std::vector<std::string> params;
+    for (auto& a : k_.args)
+      params.push_back(a.is_tensor ? std::string(ctype(a.dt)) + "* __restrict__ " + a.name
+                                   : std::string(compute_type(a.dt)) + " " + a.name);
+    for (auto& d : k_.dims) params.push_back("int d_" + d);
+    for (size_t i = 0; i < params.size(); ++i) o_ += (i ? ", " : "") + params[i];
+    o_ += ") {\n";
+    line("const int tid = (int)threadIdx.x;");
+    line("(void)tid;");
+    if (!p_.smem.empty()) line("extern __shared__ __align__(16) unsigned char ph_smem[];");
+    int64_t off = 0;
+    for (int r : p_.smem) {
+      const VType& t = k_.regs[r].type;
+      int64_t bytes = t.numel() * static_cast<int64_t>(dtype_size(t.dt));
+      int64_t n = p_.double_buffered.count(r) ? 2 : 1;
+      line(std::string(ctype(t.dt)) + "* " + cname(k_, r) + " = reinterpret_cast<" + ctype(t.dt) +
+           "*>(ph_smem + " + std::to_string(off) + ");  // " + ir::type_str(t) +
+           (n == 2 ? " x 2 stages" : ""));
+      off += (bytes * n + 15) / 16 * 16;
+    }
+    for (size_t r = 0; r < k_.regs.size(); ++r) {
+      int ri = static_cast<int>(r);
+      const VType& t = k_.regs[r].type;
+      if (p_.smem.count(ri) || loop_vars().count(ri)) continue;
+      if (t.scalar()) line(std::string(compute_type(t.dt)) + " " + cname(k_, ri) + " = 0;");
+      else line(std::string(compute_type(t.dt)) + " " + cname(k_, ri) + "[" +
+                std::to_string(p_.frag.at(ri).per_thread()) + "];");
+    }
+    block(k_.body);
+    o_ += "}\n";
+    return dedupe_barriers(o_);
+  }
+
+ private:
+  const ir::Kernel& k_;
+  const Plan& p_;
+  std::string o_;
+  int ind_ = 1;
+  std::map<int, std::string> override_;  // register -> expression (prefetch of the next step)
+  int tmp_ = 0;
+
+  void line(const std::string& s) { o_ += std::string(ind_ * 2, ' ') + s + "\n"; }
+  std::string fresh(const char* p) { return std::string(p) + std::to_string(tmp_++); }
+
+  std::set<int> loop_vars() const {
+    std::set<int> s;
+    std::function<void(const std::vector<Stmt>&)> f = [&](const std::vector<Stmt>& b) {
+      for (auto& x : b) {
+        if (x.kind == Stmt::For) s.insert(x.reg);
+        f(x.body);
+        f(x.else_body);
+      }
+    };
+    f(k_.body);
+    return s;
+  }
+
+  static std::string flit(double v) {
+    if (v != v) return "__int_as_float(0x7fc00000)";
+    if (v == INFINITY) return "__int_as_float(0x7f800000)";
+    if (v == -INFINITY) return "__int_as_float(0xff800000)";
+    char b[48];
+    snprintf(b, sizeof b, "%.9gf", v);
+    std::string s = b;
+    if (s.find_first_of(".en") == std::string::npos) s.insert(s.size() - 1, ".0");
+    return s;
+  }
+
+  std::string round(DType dt, const std::string& e) {
+    if (dt == DType::F16) return "ph_rh(" + e + ")";
+    if (dt == DType::BF16) return "ph_rb(" + e + ")";
+    return e;
+  }
+
+  // Dimension d of tensor argument t as a C expression.
+  std::string dim(int t, size_t d) const {
+    const ir::Arg& a = k_.args[t];
+    return a.dims[d] < 0 ? std::to_string(a.dim_const[d]) : "d_" + k_.dims[a.dims[d]];
+  }
+
+  // Element (r, c) of node n; r/c are C expressions ("0" for absent axes).
+  std::string elem(const NodeP& n, const std::string& r, const std::string& c,
+                   const std::string& i) {
+    const VType& t = n->type;
+    auto sub = [&](const NodeP& a) {
+      const auto& s = a->type.shape;
+      if (s.empty()) return elem(a, "0", "0", i);
+      if (s.size() == 1) return elem(a, "0", s[0] == 1 ? "0" : c, i);
+      return elem(a, s[0] == 1 ? "0" : r, s[1] == 1 ? "0" : c, i);
+    };
+    switch (n->op) {
+      case Op::Const:
+        return is_float(t.dt) ? flit(n->cval) : std::to_string(static_cast<long long>(n->cval));
+      case Op::Ctx: {
+        static const char* v[3] = {"blockIdx", "threadIdx", "gridDim"};
+        return std::string("(int)") + v[n->idx / 3] + "." + char('x' + n->idx % 3);
+      }
+      case Op::Dim: return "d_" + k_.dims[n->idx];
+      case Op::Param: return k_.args[n->idx].name;
+      case Op::Reg: {
+        if (override_.count(n->idx)) return override_.at(n->idx);
+        if (t.scalar()) return cname(k_, n->idx);
+        if (p_.smem.count(n->idx)) {
+          std::string idx = t.shape.size() == 1 ? c : "(" + r + ") * " + std::to_string(t.shape[1]) + " + (" + c + ")";
+          std::string base = cname(k_, n->idx) + (p_.double_buffered.count(n->idx) ? " + ph_stage * " + std::to_string(t.numel()) : "");
+          return "ph_ld((" + base + ")[" + idx + "])";
+        }
+        return cname(k_, n->idx) + "[" + i + "]";
+      }
+      case Op::Full: return elem(n->args[0], "0", "0", i);
+      case Op::Load: {
+        std::string off, pred;
+        size_t tile_axis = 0;
+        const auto& sl = n->slices;
+        int tiled = 0;
+        for (auto& s : sl) tiled += !s.point;
+        for (size_t d = 0; d < sl.size(); ++d) {
+          std::string start = elem(sl[d].start, "0", "0", i);
+          std::string idx = start;
+          if (!sl[d].point) {
+            std::string e = tiled == 2 && tile_axis == 0 ? r : c;
+            idx = "(" + start + " + " + e + ")";
+            ++tile_axis;
+          }
+          off = off.empty() ? idx : "(" + off + ") * " + dim(n->idx, d) + " + " + idx;
+          int sym = k_.args[n->idx].dims[d];
+          if (sym < 0 || !p_.unchecked_dims.count(sym)) {
+            pred += (pred.empty() ? "" : " && ") + std::string("(unsigned)") + idx + " < (unsigned)" + dim(n->idx, d);
+          }
+        }
+        std::string ld = "ph_ld(" + k_.args[n->idx].name + "[" + off + "])";
+        if (pred.empty()) return ld;
+        return "(" + pred + " ? " + ld + " : " + (is_float(t.dt) ? "0.0f" : "0") + ")";
+      }
+      case Op::Neg: return "(-" + sub(n->args[0]) + ")";
+      case Op::Not: return "(!" + sub(n->args[0]) + ")";
+      case Op::Cast: {
+        std::string a = sub(n->args[0]);
+        if (is_float(t.dt)) return round(t.dt, "(float)(" + a + ")");
+        if (t.dt == DType::Bool) return "((" + a + ") != 0)";
+        if (t.dt == DType::I8) return "(int)(signed char)(int)(" + a + ")";
+        return "(int)(" + a + ")";
+      }
+      case Op::Math: {
+        std::string a = sub(n->args[0]);
+        std::string f = n->fn;
+        std::string call = f == "exp" ? "__expf(" + a + ")" : f == "log" ? "logf(" + a + ")"
+                         : f == "sqrt" ? "sqrtf(" + a + ")" : f == "tanh" ? "tanhf(" + a + ")"
+                         : f == "abs" ? (is_float(t.dt) ? "fabsf(" + a + ")" : "abs(" + a + ")")
+                         : "ph_" + f + "(" + a + ")";
+        return round(t.dt, call);
+      }
+      default: break;
+    }
+    std::string a = sub(n->args[0]), b = sub(n->args[1]);
+    bool fl = is_float(t.dt) || (ir::is_cmp(n->op) && (is_float(n->args[0]->type.dt) || is_float(n->args[1]->type.dt)));
+    std::string e;
+    switch (n->op) {
+      case Op::Add: e = "(" + a + " + " + b + ")"; break;
+      case Op::Sub: e = "(" + a + " - " + b + ")"; break;
+      case Op::Mul: e = "(" + a + " * " + b + ")"; break;
+      case Op::Div: e = fl ? "(" + a + " / " + b + ")" : "ph_div(" + a + ", " + b + ")"; break;
+      case Op::Mod: e = fl ? "fmodf(" + a + ", " + b + ")" : "ph_mod(" + a + ", " + b + ")"; break;
+      case Op::Lt: return "(" + a + " < " + b + ")";
+      case Op::Le: return "(" + a + " <= " + b + ")";
+      case Op::Gt: return "(" + a + " > " + b + ")";
+      case Op::Ge: return "(" + a + " >= " + b + ")";
+      case Op::Eq: return "(" + a + " == " + b + ")";
+      case Op::Ne: return "(" + a + " != " + b + ")";
+      case Op::And: return "(" + a + " && " + b + ")";
+      case Op::Or: return "(" + a + " || " + b + ")";
+      case Op::Min: e = fl ? "ph_min((float)" + a + ", (float)" + b + ")" : "ph_min(" + a + ", " + b + ")"; break;
+      case Op::Max: e = fl ? "ph_max((float)" + a + ", (float)" + b + ")" : "ph_max(" + a + ", " + b + ")"; break;
+      case Op::Cdiv: return "ph_cdiv(" + a + ", " + b + ")";
+      default: throw Error("internal: the CUDA emitter cannot lower '" + std::string(ir::op_name(n->op)) + "'");
+    }
+    if (t.dt == DType::I8) return "(int)(signed char)" + e;
+    return round(t.dt, e);
+  }
+
+  // Opens a loop over the elements this thread owns under layout l; defines r, c, i.
+  void open_owned(const Layout& l, std::string* r, std::string* c, std::string* i) {
+    *i = fresh("i");
+    *r = fresh("r");
+    *c = fresh("c");
+    line("#pragma unroll");
+    line("for (int " + *i + " = 0; " + *i + " < " + std::to_string(l.per_thread()) + "; ++" + *i + ") {");
+    ++ind_;
+    if (l.kind == Layout::Simt) {
+      int64_t pc = l.C / l.tc;
+      line("const int " + *r + " = tid / " + std::to_string(l.tc) + " + (" + *i + " / " +
+           std::to_string(pc) + ") * " + std::to_string(l.tr) + ";");
+      line("const int " + *c + " = tid % " + std::to_string(l.tc) + " + (" + *i + " % " +
+           std::to_string(pc) + ") * " + std::to_string(l.tc) + ";");
+    } else {
+      std::string wr = "(tid / 32 / " + std::to_string(l.wn) + ")", wc = "(tid / 32 % " + std::to_string(l.wn) + ")";
+      line("const int " + *r + " = " + wr + " * " + std::to_string(l.R / l.wm) + " + (" + *i + " / " +
+           std::to_string(l.ni * 4) + ") * 16 + (tid % 32) / 4 + ((" + *i + " % 4) / 2) * 8;");
+      line("const int " + *c + " = " + wc + " * " + std::to_string(l.C / l.wn) + " + ((" + *i + " / 4) % " +
+           std::to_string(l.ni) + ") * 8 + (tid % 4) * 2 + (" + *i + " % 2);");
+    }
+  }
+  void close() {
+    --ind_;
+    line("}");
+  }
+
+  // The layout of the first register tile in n (to iterate a store over), if any.
+  const Layout* frag_layout(const NodeP& n) const {
+    const Layout* l = nullptr;
+    ir::walk_node(n, [&](const Node& x) {
+      if (!l && x.op == Op::Reg && p_.frag.count(x.idx)) l = &p_.frag.at(x.idx);
+    });
+    return l;
+  }
+
+  // Cooperative loop over every element of a tile of this shape.
+  void open_all(const std::vector<int64_t>& shape, std::string* r, std::string* c, std::string* e) {
+    int64_t C = shape.back(), n = 1;
+    for (auto s : shape) n *= s;
+    *e = fresh("e");
+    *r = fresh("r");
+    *c = fresh("c");
+    line("for (int " + *e + " = tid; " + *e + " < " + std::to_string(n) + "; " + *e + " += " +
+         std::to_string(k_.threads) + ") {");
+    ++ind_;
+    line("const int " + *r + " = " + *e + " / " + std::to_string(C) + ", " + *c + " = " + *e +
+         " % " + std::to_string(C) + ";");
+    line("(void)" + *r + ";");
+  }
+
+  void smem_fill(int reg, const NodeP& v, const std::string& stage) {
+    const VType& t = k_.regs[reg].type;
+    std::string r, c, e;
+    open_all(t.shape, &r, &c, &e);
+    line(cname(k_, reg) + "[" + (stage.empty() ? "" : stage + " * " + std::to_string(t.numel()) + " + ") +
+         e + "] = " + store_cast(t.dt, elem(v, r, c, e)) + ";");
+    close();
+  }
+
+  std::string store_cast(DType dt, const std::string& v) {
+    switch (dt) {
+      case DType::F16: return "__float2half_rn(" + v + ")";
+      case DType::BF16: return "__float2bfloat16_rn(" + v + ")";
+      case DType::F32: return "(float)(" + v + ")";
+      case DType::I32: return "(int)(" + v + ")";
+      case DType::I8: return "(signed char)(int)(" + v + ")";
+      case DType::Bool: return "(bool)(" + v + ")";
+    }
+    return v;
+  }
+
+  void def(const Stmt& s) {
+    const VType& t = k_.regs[s.reg].type;
+    if (t.scalar()) {
+      line(cname(k_, s.reg) + " = " + elem(s.value, "0", "0", "0") + ";");
+      return;
+    }
+    if (p_.smem.count(s.reg)) {
+      line("__syncthreads();");
+      smem_fill(s.reg, s.value, p_.double_buffered.count(s.reg) ? "ph_stage" : "");
+      line("__syncthreads();");
+      return;
+    }
+    const Layout& l = p_.frag.at(s.reg);
+    std::string r, c, i;
+    open_owned(l, &r, &c, &i);
+    line(cname(k_, s.reg) + "[" + i + "] = " + elem(s.value, r, c, i) + ";");
+    close();
+  }
+
+  void dot(const passes::DotSite& d) {
+    const Layout& l = p_.frag.at(d.acc);
+    const VType& at = k_.regs[d.a].type;
+    int64_t K = at.shape[1], C = l.C;
+    std::string A = cname(k_, d.a), B = cname(k_, d.b), acc = cname(k_, d.acc);
+    if (p_.double_buffered.count(d.a)) A = "(" + A + " + ph_stage * " + std::to_string(at.numel()) + ")";
+    if (p_.double_buffered.count(d.b)) B = "(" + B + " + ph_stage * " + std::to_string(k_.regs[d.b].type.numel()) + ")";
+    auto bk = [&](const std::string& kk, const std::string& n) {
+      return d.trans ? B + "[(" + n + ") * " + std::to_string(K) + " + " + kk + "]"
+                     : B + "[(" + kk + ") * " + std::to_string(C) + " + " + n + "]";
+    };
+    if (!d.mma) {
+      int64_t pr = l.R / l.tr, pc = l.C / l.tc;
+      std::string q = fresh("q");
+      line("#pragma unroll 4");
+      line("for (int " + q + " = 0; " + q + " < " + std::to_string(K) + "; ++" + q + ") {");
+      ++ind_;
+      line("float av[" + std::to_string(pr) + "], bv[" + std::to_string(pc) + "];");
+      line("#pragma unroll");
+      line("for (int ii = 0; ii < " + std::to_string(pr) + "; ++ii) av[ii] = ph_ld(" + A + "[(tid / " +
+           std::to_string(l.tc) + " + ii * " + std::to_string(l.tr) + ") * " + std::to_string(K) + " + " + q + "]);");
+      line("#pragma unroll");
+      line("for (int jj = 0; jj < " + std::to_string(pc) + "; ++jj) bv[jj] = ph_ld(" +
+           bk(q, "tid % " + std::to_string(l.tc) + " + jj * " + std::to_string(l.tc)) + ");");
+      line("#pragma unroll");
+      line("for (int ii = 0; ii < " + std::to_string(pr) + "; ++ii)");
+      line("#pragma unroll");
+      line("  for (int jj = 0; jj < " + std::to_string(pc) + "; ++jj) " + acc + "[ii * " +
+           std::to_string(pc) + " + jj] += av[ii] * bv[jj];");
+      close();
+    } else {
+      std::string kk = fresh("kk");
+      std::string row0 = "(tid / 32 / " + std::to_string(l.wn) + ") * " + std::to_string(l.R / l.wm);
+      std::string col0 = "(tid / 32 % " + std::to_string(l.wn) + ") * " + std::to_string(l.C / l.wn);
+      line("#pragma unroll");
+      line("for (int " + kk + " = 0; " + kk + " < " + std::to_string(K) + "; " + kk + " += 16) {");
+      ++ind_;
+      line("const int g = (tid % 32) / 4, t2 = (tid % 4) * 2;");
+      line("ph_u32 fa[" + std::to_string(l.mi) + "][4], fb[" + std::to_string(l.ni) + "][2];");
+      line("#pragma unroll");
+      line("for (int mi = 0; mi < " + std::to_string(l.mi) + "; ++mi) {");
+      ++ind_;
+      line("const int ar = " + row0 + " + mi * 16 + g;");
+      std::string ks = std::to_string(K);
+      line("fa[mi][0] = ph_pack(" + A + "[ar * " + ks + " + " + kk + " + t2], " + A + "[ar * " + ks + " + " + kk + " + t2 + 1]);");
+      line("fa[mi][1] = ph_pack(" + A + "[(ar + 8) * " + ks + " + " + kk + " + t2], " + A + "[(ar + 8) * " + ks + " + " + kk + " + t2 + 1]);");
+      line("fa[mi][2] = ph_pack(" + A + "[ar * " + ks + " + " + kk + " + t2 + 8], " + A + "[ar * " + ks + " + " + kk + " + t2 + 9]);");
+      line("fa[mi][3] = ph_pack(" + A + "[(ar + 8) * " + ks + " + " + kk + " + t2 + 8], " + A + "[(ar + 8) * " + ks + " + " + kk + " + t2 + 9]);");
+      close();
+      line("#pragma unroll");
+      line("for (int nj = 0; nj < " + std::to_string(l.ni) + "; ++nj) {");
+      ++ind_;
+      line("const int bn = " + col0 + " + nj * 8 + g;");
+      line("fb[nj][0] = ph_pack(" + bk(kk + " + t2", "bn") + ", " + bk(kk + " + t2 + 1", "bn") + ");");
+      line("fb[nj][1] = ph_pack(" + bk(kk + " + t2 + 8", "bn") + ", " + bk(kk + " + t2 + 9", "bn") + ");");
+      close();
+      line("#pragma unroll");
+      line("for (int mi = 0; mi < " + std::to_string(l.mi) + "; ++mi)");
+      line("#pragma unroll");
+      line("  for (int nj = 0; nj < " + std::to_string(l.ni) + "; ++nj) ph_mma(&" + acc + "[(mi * " +
+           std::to_string(l.ni) + " + nj) * 4], fa[mi], fb[nj], " + ctype(at.dt) + "());");
+      close();
+    }
+    if (k_.regs[d.acc].type.dt == DType::F16 || k_.regs[d.acc].type.dt == DType::BF16) {
+      line("#pragma unroll");
+      line("for (int i = 0; i < " + std::to_string(l.per_thread()) + "; ++i) " + acc + "[i] = " +
+           round(k_.regs[d.acc].type.dt, acc + "[i]") + ";");
+    }
+  }
+
+  const passes::DotSite* dot_at(const Stmt& s) const {
+    for (auto& d : p_.dots)
+      if (d.def == &s) return &d;
+    return nullptr;
+  }
+
+  void store(const Stmt& s) {
+    const NodeP& v = s.value;
+    std::vector<int64_t> shape = v->type.shape;
+    std::string r, c, e;
+    const Layout* l = frag_layout(v);
+    if (l && shape.size() == 2 && l->R == shape[0] && l->C == shape[1]) open_owned(*l, &r, &c, &e);
+    else if (shape.empty()) { r = c = e = "0"; line("if (tid == 0) {"); ++ind_; }
+    else open_all(shape, &r, &c, &e);
+    // The slice's element (r, c): reuse the Load lowering for offset and predicate.
+    auto ld = std::make_shared<Node>();
+    ld->op = Op::Load;
+    ld->idx = s.tensor;
+    ld->slices = s.slices;
+    ld->type = VType{k_.args[s.tensor].dt, shape, false};
+    std::string off, pred;
+    int tiled = 0, axis = 0;
+    for (auto& sl : s.slices) tiled += !sl.point;
+    for (size_t d = 0; d < s.slices.size(); ++d) {
+      std::string idx = elem(s.slices[d].start, "0", "0", e);
+      if (!s.slices[d].point) idx = "(" + idx + " + " + (tiled == 2 && axis++ == 0 ? r : c) + ")";
+      off = off.empty() ? idx : "(" + off + ") * " + dim(s.tensor, d) + " + " + idx;
+      int sym = k_.args[s.tensor].dims[d];
+      if (sym < 0 || !p_.unchecked_dims.count(sym))
+        pred += (pred.empty() ? "" : " && ") + std::string("(unsigned)") + idx + " < (unsigned)" + dim(s.tensor, d);
+    }
+    std::string val = elem(v, r, c, e);
+    std::string st = "ph_st(&" + k_.args[s.tensor].name + "[" + off + "], " + val + ");";
+    line(pred.empty() ? st : "if (" + pred + ") " + st);
+    close();
+  }
+
+  void for_loop(const Stmt& s) {
+    std::string v = cname(k_, s.reg);
+    std::vector<const passes::DotSite*> piped;
+    for (auto& d : p_.dots)
+      if (d.loop == &s && d.pipelined) piped.push_back(&d);
+    if (piped.empty()) {
+      if (s.unroll > 1) line("#pragma unroll " + std::to_string(s.unroll));
+      line("for (int " + v + " = " + elem(s.lo, "0", "0", "0") + "; " + v + " < " + elem(s.hi, "0", "0", "0") +
+           "; " + v + " += " + elem(s.step, "0", "0", "0") + ") {");
+      ++ind_;
+      block(s.body);
+      close();
+      return;
+    }
+    // Pipeline (@pipeline): stage 0 is filled before the loop; each step prefetches the next
+    // step's operands into registers, computes on the current stage, then writes the other
+    // stage. One barrier per step: the next step reads what this one wrote, and nobody writes a
+    // stage until every thread has left the step that read it.
+    std::set<int> ops;
+    std::map<int, const Stmt*> defs;
+    for (auto* d : piped) ops.insert({d->a, d->b});
+    for (auto& x : s.body)
+      if (x.kind == Stmt::Def && ops.count(x.reg)) defs[x.reg] = &x;
+    std::string lo = elem(s.lo, "0", "0", "0"), hi = elem(s.hi, "0", "0", "0"), st = elem(s.step, "0", "0", "0");
+    line("{");
+    ++ind_;
+    line("int ph_stage = 0;");
+    line("if (" + lo + " < " + hi + ") {");
+    ++ind_;
+    override_[s.reg] = "(" + lo + ")";
+    for (auto& [r, d] : defs) smem_fill(r, d->value, "0");
+    override_.erase(s.reg);
+    close();
+    line("__syncthreads();");
+    if (s.unroll > 1) line("#pragma unroll " + std::to_string(s.unroll));
+    line("for (int " + v + " = " + lo + "; " + v + " < " + hi + "; " + v + " += " + st + ") {");
+    ++ind_;
+    line("const int ph_next = " + v + " + " + st + ";");
+    line("const bool ph_more = ph_next < " + hi + ";");
+    std::map<int, std::string> pre;
+    for (auto& [r, d] : defs) {
+      const VType& t = k_.regs[r].type;
+      int64_t n = (t.numel() + k_.threads - 1) / k_.threads;
+      std::string arr = fresh("pf");
+      pre[r] = arr;
+      line(std::string(compute_type(t.dt)) + " " + arr + "[" + std::to_string(n) + "];");
+      line("if (ph_more) {");
+      ++ind_;
+      override_[s.reg] = "ph_next";
+      std::string jj = fresh("j");
+      line("#pragma unroll");
+      line("for (int " + jj + " = 0; " + jj + " < " + std::to_string(n) + "; ++" + jj + ") {");
+      ++ind_;
+      std::string e = fresh("e");
+      line("const int " + e + " = tid + " + jj + " * " + std::to_string(k_.threads) + ";");
+      line("const int r_ = " + e + " / " + std::to_string(t.shape[1]) + ", c_ = " + e + " % " + std::to_string(t.shape[1]) + ";");
+      line(arr + "[" + jj + "] = " + e + " < " + std::to_string(t.numel()) + " ? " + elem(d->value, "r_", "c_", e) + " : 0;");
+      close();
+      override_.erase(s.reg);
+      close();
+    }
+    for (auto& x : s.body) {
+      if (x.kind == Stmt::Def && defs.count(x.reg)) continue;
+      emit(x);
+    }
+    line("if (ph_more) {");
+    ++ind_;
+    for (auto& [r, arr] : pre) {
+      const VType& t = k_.regs[r].type;
+      int64_t n = (t.numel() + k_.threads - 1) / k_.threads;
+      line("#pragma unroll");
+      line("for (int j = 0; j < " + std::to_string(n) + "; ++j) if (tid + j * " + std::to_string(k_.threads) + " < " +
+           std::to_string(t.numel()) + ") " + cname(k_, r) + "[(ph_stage ^ 1) * " + std::to_string(t.numel()) +
+           " + tid + j * " + std::to_string(k_.threads) + "] = " + store_cast(t.dt, arr + "[j]") + ";");
+    }
+    close();
+    line("__syncthreads();");
+    line("ph_stage ^= 1;");
+    close();
+    close();
+  }
+
+  void emit(const Stmt& s) {
+    switch (s.kind) {
+      case Stmt::Def:
+        if (auto* d = dot_at(s)) dot(*d);
+        else def(s);
+        return;
+      case Stmt::Store: store(s); return;
+      case Stmt::For: for_loop(s); return;
+      case Stmt::If:
+        line("if (" + elem(s.cond, "0", "0", "0") + ") {");
+        ++ind_;
+        block(s.body);
+        if (!s.else_body.empty()) {
+          --ind_;
+          line("} else {");
+          ++ind_;
+          block(s.else_body);
+        }
+        close();
+        return;
+    }
+  }
+
+  void block(const std::vector<Stmt>& b) {
+    for (auto& s : b) emit(s);
+  }
+
+  // Pass "barriers": two barriers with nothing between them are one.
+  static std::string dedupe_barriers(const std::string& src) {
+    std::string out;
+    bool last_sync = false;
+    size_t p = 0;
+    while (p < src.size()) {
+      size_t e = src.find('\n', p);
+      if (e == std::string::npos) e = src.size();
+      std::string ln = src.substr(p, e - p);
+      bool sync = ln.find_first_not_of(' ') != std::string::npos &&
+                  ln.substr(ln.find_first_not_of(' ')) == "__syncthreads();";
+      if (!(sync && last_sync)) out += ln + "\n";
+      if (ln.find_first_not_of(' ') != std::string::npos) last_sync = sync;
+      p = e + 1;
+    }
+    return out;
+  }
+};
+
+}  // namespace
+
+std::string cuda_entry_name(const ir::Kernel& k) {
+  std::string s = "phobos_" + k.name;
+  for (auto& [n, v] : k.params) s += "_" + n + std::to_string(v);
+  return s;
+}
+
+std::string emit_cuda(const Program&, const ir::Kernel& k) {
+  Plan p = passes::plan_kernel(k);
+  if (!p.error.empty()) throw Error("cannot lower '" + k.name + "' to CUDA: " + p.error);
+  return Emitter(k, p).run();
+}
+
+}  // namespace phobos

@@ -1,0 +1,226 @@
+// Passes from the tile IR to the GPU plan: dot-site discovery, pipeline planning (@pipeline),
+// tensor-core lowering (@tensorcore), storage assignment and resource checks.
+#include "plan.h"
+
+#include <cstdlib>
+#include <functional>
+
+#include "../build.h"
+
+namespace phobos::passes {
+
+using namespace ir;
+
+static std::string shape(int64_t r, int64_t c) { return "[" + std::to_string(r) + ", " + std::to_string(c) + "]"; }
+
+// Square-ish per-thread blocks keep the inner product's loads per FMA low.
+static bool simt_layout(int64_t R, int64_t C, int64_t T, Layout* out) {
+  bool found = false;
+  int64_t best = 0;
+  for (int64_t tc = 1; tc <= T; tc *= 2) {
+    if (T % tc || C % tc) continue;
+    int64_t tr = T / tc;
+    if (R % tr) continue;
+    int64_t score = std::llabs(R / tr - C / tc);
+    if (!found || score < best) {
+      found = true;
+      best = score;
+      *out = Layout{Layout::Simt, R, C, tr, tc};
+    }
+  }
+  return found;
+}
+
+static std::string mma_layout(int64_t R, int64_t C, int64_t K, int64_t T, Layout* out) {
+  if (R % 16 || C % 8 || K % 16)
+    return "a tensor-core tile needs rows % 16, columns % 8 and depth % 16 == 0; dot is " +
+           shape(R, K) + " x " + shape(K, C);
+  int64_t warps = T / 32;
+  bool found = false;
+  int64_t best = 0;
+  for (int64_t wn = 1; wn <= warps; wn *= 2) {
+    if (warps % wn) continue;
+    int64_t wm = warps / wn;
+    if (R % (wm * 16) || C % (wn * 8)) continue;
+    Layout l{Layout::Mma, R, C};
+    l.wm = wm;
+    l.wn = wn;
+    l.mi = R / (wm * 16);
+    l.ni = C / (wn * 8);
+    int64_t score = std::llabs(l.mi * 16 - l.ni * 8);
+    if (!found || score < best) {
+      found = true;
+      best = score;
+      *out = l;
+    }
+  }
+  if (!found)
+    return "the " + shape(R, C) + " accumulator does not split into m16n8 tiles over " +
+           std::to_string(warps) + " warps";
+  return {};
+}
+
+// The register a Def's value is loaded from (`load X[...]` or a cast of it), or -1.
+static const Node* tensor_load(const NodeP& v) {
+  if (v->op == Op::Load && v->idx >= 0) return v.get();
+  if (v->op == Op::Cast && v->args[0]->op == Op::Load && v->args[0]->idx >= 0) return v->args[0].get();
+  return nullptr;
+}
+
+Plan plan_kernel(const ir::Kernel& k) {
+  Plan p;
+  p.threads = k.threads;
+  std::map<int, const Stmt*> def_of;
+  std::map<int, const Stmt*> def_loop;
+  // 1. Dot sites: `%acc = (%acc + dot(%a, %b))` with operands in registers.
+  std::function<void(const std::vector<Stmt>&, const Stmt*)> scan =
+      [&](const std::vector<Stmt>& body, const Stmt* loop) {
+        for (auto& s : body) {
+          if (s.kind == Stmt::Def) {
+            def_of[s.reg] = &s;
+            def_loop[s.reg] = loop;
+            const NodeP& v = s.value;
+            if (v->op == Op::Add && v->args[0]->op == Op::Reg && v->args[0]->idx == s.reg &&
+                (v->args[1]->op == Op::Dot || v->args[1]->op == Op::DotT) &&
+                v->args[1]->args[0]->op == Op::Reg && v->args[1]->args[1]->op == Op::Reg) {
+              DotSite d;
+              d.def = &s;
+              d.acc = s.reg;
+              d.a = v->args[1]->args[0]->idx;
+              d.b = v->args[1]->args[1]->idx;
+              d.trans = v->args[1]->op == Op::DotT;
+              d.loop = loop;
+              p.dots.push_back(d);
+              continue;
+            }
+          }
+          bool bad = false;
+          for (auto* n : {&s.value, &s.cond})
+            walk_node(*n, [&](const Node& x) { bad |= x.op == Op::Dot || x.op == Op::DotT; });
+          if (bad && p.error.empty()) p.unsupported = true;
+          if (bad && p.error.empty())
+            p.error = "the GPU target lowers dot/dot_t only in the form 'acc += dot(a, b)' with "
+                      "a and b held in variables (line " + std::to_string(s.loc.line) + ")";
+          bool red = false;
+          for (auto* n : {&s.value, &s.cond})
+            walk_node(*n, [&](const Node& x) { red |= x.op == Op::Reduce || (x.op == Op::Load && x.idx < 0); });
+          if (red && p.error.empty()) p.unsupported = true;
+          if (red && p.error.empty())
+            p.error = "the GPU target does not yet lower reductions or slices of tiles (line " +
+                      std::to_string(s.loc.line) + ")";
+          scan(s.body, s.kind == Stmt::For ? &s : loop);
+          scan(s.else_body, loop);
+        }
+      };
+  scan(k.body, nullptr);
+  if (!p.error.empty()) return p;
+  // 2. Accumulator layouts: tensor cores for f16/bf16 operands under @tensorcore.
+  for (auto& d : p.dots) {
+    const VType& at = k.regs[d.a].type;
+    const VType& ct = k.regs[d.acc].type;
+    int64_t R = ct.shape[0], C = ct.shape[1], K = at.shape[1];
+    p.smem.insert(d.a);
+    p.smem.insert(d.b);
+    Layout l;
+    bool mma_types = (at.dt == DType::F16 || at.dt == DType::BF16) && ct.dt == DType::F32;
+    if (k.tensorcore && mma_types) {
+      std::string why = mma_layout(R, C, K, k.threads, &l);
+      if (!why.empty()) {
+        p.error = why;
+        return p;
+      }
+      d.mma = true;
+    } else if (!simt_layout(R, C, k.threads, &l)) {
+      p.error = "the accumulator tile " + shape(R, C) + " does not divide among " +
+                std::to_string(k.threads) + " threads";
+      return p;
+    }
+    auto old = p.frag.find(d.acc);
+    if (old != p.frag.end() && old->second.kind != l.kind) {
+      p.error = "one accumulator is used by both tensor-core and SIMT dots";
+      return p;
+    }
+    p.frag[d.acc] = l;
+    // @pipeline: operands loaded from tensors inside the same loop are double-buffered.
+    if (k.pipeline && d.loop && def_loop[d.a] == d.loop && def_loop[d.b] == d.loop &&
+        tensor_load(def_of[d.a]->value) && tensor_load(def_of[d.b]->value)) {
+      d.pipelined = true;
+      p.double_buffered.insert(d.a);
+      p.double_buffered.insert(d.b);
+    }
+  }
+  // 3. Every other tile register: 2-D tiles take the layout of a same-shaped accumulator (so
+  //    the epilogue is thread-local), else a SIMT layout; 1-D and broadcast tiles are shared.
+  for (size_t r = 0; r < k.regs.size(); ++r) {
+    const VType& t = k.regs[r].type;
+    int ri = static_cast<int>(r);
+    if (t.scalar() || p.frag.count(ri) || p.smem.count(ri)) continue;
+    if (t.shape.size() == 1 || t.shape[0] == 1 || t.shape[1] == 1) {
+      p.smem.insert(ri);
+      continue;
+    }
+    bool done = false;
+    for (auto& [acc, l] : p.frag)
+      if (!done && l.R == t.shape[0] && l.C == t.shape[1]) {
+        p.frag[ri] = l;
+        done = true;
+      }
+    if (done) continue;
+    Layout l;
+    if (!simt_layout(t.shape[0], t.shape[1], k.threads, &l)) {
+      p.error = "tile %" + k.regs[r].name + " " + shape(t.shape[0], t.shape[1]) +
+                " does not divide among " + std::to_string(k.threads) + " threads";
+      return p;
+    }
+    p.frag[ri] = l;
+  }
+  // 4. Resources.
+  for (auto& [r, l] : p.frag) p.regs_per_thread += l.per_thread();
+  if (p.regs_per_thread > kMaxTileRegs) {
+    p.error = "tiles need " + std::to_string(p.regs_per_thread) + " registers per thread with " +
+              std::to_string(k.threads) + " threads (limit " + std::to_string(kMaxTileRegs) + ")";
+    return p;
+  }
+  for (int r : p.smem) {
+    const VType& t = k.regs[r].type;
+    int64_t bytes = t.numel() * static_cast<int64_t>(dtype_size(t.dt));
+    p.smem_bytes += bytes * (p.double_buffered.count(r) ? 2 : 1);
+  }
+  if (p.smem_bytes > kMaxSmemBytes) {
+    p.error = "needs " + std::to_string(p.smem_bytes) + " bytes of shared memory (limit " +
+              std::to_string(kMaxSmemBytes) + ")";
+    return p;
+  }
+  // 5. Edge predication is dropped on every dimension that @aligned names.
+  for (auto& a : k.aligned) p.unchecked_dims.insert(a.dim);
+  return p;
+}
+
+std::string print_plan(const ir::Kernel& k, const Plan& p) {
+  std::string o = "plan " + k.name + " (threads " + std::to_string(p.threads) + ")\n";
+  if (!p.error.empty()) return o + "  invalid: " + p.error + "\n";
+  for (auto& [r, l] : p.frag) {
+    o += "  %" + k.regs[r].name + ": registers, ";
+    if (l.kind == Layout::Simt)
+      o += "simt " + std::to_string(l.tr) + "x" + std::to_string(l.tc) + " threads, " +
+           std::to_string(l.R / l.tr) + "x" + std::to_string(l.C / l.tc) + " per thread\n";
+    else
+      o += "mma.m16n8k16 " + std::to_string(l.wm) + "x" + std::to_string(l.wn) + " warps, " +
+           std::to_string(l.mi) + "x" + std::to_string(l.ni) + " tiles per warp\n";
+  }
+  for (int r : p.smem)
+    o += "  %" + k.regs[r].name + ": shared memory" +
+         (p.double_buffered.count(r) ? ", double-buffered" : "") + "\n";
+  for (auto& d : p.dots)
+    o += "  dot %" + k.regs[d.acc].name + " += %" + k.regs[d.a].name + (d.trans ? " @ T(%" : " @ (%") +
+         k.regs[d.b].name + ")" + (d.mma ? " tensor cores" : " simt") +
+         (d.pipelined ? ", pipelined" : "") + "\n";
+  std::string dims;
+  for (int d : p.unchecked_dims) dims += " " + k.dims[d];
+  if (!dims.empty()) o += "  no edge checks on" + dims + "\n";
+  o += "  registers/thread " + std::to_string(p.regs_per_thread) + ", shared " +
+       std::to_string(p.smem_bytes) + " bytes\n";
+  return o;
+}
+
+}  // namespace phobos::passes

@@ -1,0 +1,58 @@
+// Lowering plan for the GPU: where each tile lives and how `acc += dot(a, b)` is computed.
+//
+// This is the second IR level (printed by `phobosc emit --target=plan`) and the single source of
+// truth for candidate validity: a candidate whose plan has an error (a tile that does not divide
+// among the threads, too many registers, too much shared memory, a tensor-core tile that does
+// not fit m16n8k16) is skipped by the autotuner on every target, so a cached choice is valid on
+// every target.
+#pragma once
+
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "../ir.h"
+
+namespace phobos::passes {
+
+// How a 2-D register tile [R, C] is spread over the threads of a block.
+struct Layout {
+  enum Kind { Simt, Mma } kind = Simt;
+  int64_t R = 0, C = 0;
+  // Simt: thread (ty, tx) = (tid / tc, tid % tc) owns rows ty + i*tr and columns tx + j*tc.
+  int64_t tr = 1, tc = 1;
+  // Mma (m16n8k16): warps wm x wn; each warp owns mi x ni mma tiles of 16 x 8.
+  int64_t wm = 1, wn = 1, mi = 1, ni = 1;
+  int64_t per_thread() const { return kind == Simt ? (R / tr) * (C / tc) : mi * ni * 4; }
+};
+
+struct DotSite {
+  const ir::Stmt* def = nullptr;  // `%acc = (%acc + dot(%a, %b))`
+  int acc = -1, a = -1, b = -1;
+  bool trans = false;
+  bool mma = false;
+  const ir::Stmt* loop = nullptr;  // the enclosing for, if any
+  bool pipelined = false;          // operands double-buffered (@pipeline)
+};
+
+struct Plan {
+  std::string error;  // non-empty: this instance cannot be lowered, and why
+  bool unsupported = false;  // the error is a construct the GPU target lacks, not a resource limit
+  int64_t threads = 0;
+  std::map<int, Layout> frag;  // registers held in registers, by layout
+  std::set<int> smem;          // registers staged in shared memory
+  std::set<int> double_buffered;
+  std::vector<DotSite> dots;
+  int64_t smem_bytes = 0;
+  int64_t regs_per_thread = 0;
+  std::set<int> unchecked_dims;  // edge checks dropped (@aligned)
+};
+
+constexpr int64_t kMaxSmemBytes = 227 * 1024;  // sm_90 opt-in shared memory per block
+constexpr int64_t kMaxTileRegs = 160;          // 32-bit tile values per thread (of 255 registers)
+
+Plan plan_kernel(const ir::Kernel& k);
+std::string print_plan(const ir::Kernel& k, const Plan& p);
+
+}  // namespace phobos::passes
