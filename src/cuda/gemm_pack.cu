@@ -51,19 +51,20 @@ cudaError_t launch_pack(const void* src, void* dst, int esz, int batch, long lon
   return cudaGetLastError();
 }
 
+// One thread per output column, rows strided over grid.y: no 64-bit division per element.
 template <class OutT, class Acc>
 __global__ void splitk_reduce_kernel(const WgmmaArgs a) {
+  const int col = blockIdx.x * blockDim.x + threadIdx.x;
+  if (col >= a.N) return;
   const long long mn = (long long)a.M * a.N;
-  const long long total = mn * a.batch;
-  const Acc* part = static_cast<const Acc*>(a.partial);
-  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < total;
-       i += (long long)gridDim.x * blockDim.x) {
-    const long long b = i / mn, e = i % mn;
-    const int row = int(e / a.N), col = int(e % a.N);
-    const Acc* p = part + b * a.splits * mn + e;
-    Acc sum = p[0];
-    for (int s = 1; s < a.splits; ++s) sum += p[s * mn];  // fixed order: deterministic
-    OutT* c = static_cast<OutT*>(a.c) + b * a.stride_c + (long long)row * a.ldc + col;
+  const int b = blockIdx.z;
+  const Acc* part = static_cast<const Acc*>(a.partial) + b * a.splits * mn;
+  OutT* out = static_cast<OutT*>(a.c) + b * a.stride_c;
+  for (int row = blockIdx.y; row < a.M; row += gridDim.y) {
+    const long long e = (long long)row * a.N + col;
+    Acc sum = part[e];
+    for (int s = 1; s < a.splits; ++s) sum += part[s * mn + e];  // fixed order: deterministic
+    OutT* c = out + (long long)row * a.ldc + col;
     if constexpr (is_same<OutT, i32>::value) {
       *c = a.beta != 0.0f ? sum + *c : sum;
     } else {
@@ -75,13 +76,14 @@ __global__ void splitk_reduce_kernel(const WgmmaArgs a) {
 }
 
 cudaError_t launch_splitk_reduce(const WgmmaArgs& args, cudaStream_t stream) {
-  const long long total = (long long)args.M * args.N * args.batch;
-  const int grid = int(total / 256 + 1 < 132 * 16 ? total / 256 + 1 : 132 * 16);
+  const int cols = (args.N + 127) / 128;
+  const int rows = args.M < 2048 / cols + 1 ? args.M : 2048 / cols + 1;
+  dim3 grid(cols, rows, args.batch);
   switch (args.c_type) {
-    case CType::f32: splitk_reduce_kernel<float, float><<<grid, 256, 0, stream>>>(args); break;
-    case CType::f16: splitk_reduce_kernel<f16, float><<<grid, 256, 0, stream>>>(args); break;
-    case CType::bf16: splitk_reduce_kernel<bf16, float><<<grid, 256, 0, stream>>>(args); break;
-    case CType::i32: splitk_reduce_kernel<i32, i32><<<grid, 256, 0, stream>>>(args); break;
+    case CType::f32: splitk_reduce_kernel<float, float><<<grid, 128, 0, stream>>>(args); break;
+    case CType::f16: splitk_reduce_kernel<f16, float><<<grid, 128, 0, stream>>>(args); break;
+    case CType::bf16: splitk_reduce_kernel<bf16, float><<<grid, 128, 0, stream>>>(args); break;
+    case CType::i32: splitk_reduce_kernel<i32, i32><<<grid, 128, 0, stream>>>(args); break;
   }
   return cudaGetLastError();
 }

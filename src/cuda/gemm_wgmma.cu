@@ -124,6 +124,11 @@ tc_status_t launch_gemm_wgmma(const GemmProblem& p, const GemmPlan& plan, void* 
   const size_t esz = s8 ? 1 : 2;
   auto stream = static_cast<cudaStream_t>(p.stream);
   Operand a = operand(p, true, esz, p.a), b = operand(p, false, esz, p.b);
+  // The plan must have been made for these pointers (alignment decides packing).
+  const size_t need = packed_bytes(p, a, esz) + packed_bytes(p, b, esz) +
+                      (plan.splits > 1 ? size_t(p.batch) * plan.splits * d.M * d.N * 4 : 0);
+  if (need > plan.workspace_bytes || (need > 0 && workspace == nullptr))
+    return TC_ERROR_INTERNAL;
   char* ws = static_cast<char*>(workspace);
   const void* base[2] = {p.a, p.b};
   Operand* ops[2] = {&a, &b};

@@ -4,6 +4,8 @@
 
 #include <cuda_runtime.h>
 
+#include <atomic>
+
 #include "cuda/gemm_wgmma.cuh"
 
 namespace tc::cuda {
@@ -21,9 +23,18 @@ cudaError_t launch_wgmma_instance(const TmaMap& ma, const TmaMap& mb, const Wgmm
   constexpr int ST = wgmma_stages<BN>();
   auto kernel = gemm_wgmma_kernel<T, TA, TB, BN, ST>;
   const int smem = WgmmaSmem<BN, ST>::total;
-  cudaError_t e =
-      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
+  // The shared-memory opt-in is per device and per kernel; raise it once (a driver call per
+  // launch costs microseconds of host time, which small problems feel).
+  static std::atomic<unsigned long long> raised{0};
+  int dev = 0;
+  cudaError_t e = cudaGetDevice(&dev);
   if (e != cudaSuccess) return e;
+  const unsigned long long bit = 1ull << (dev & 63);
+  if (!(raised.load(std::memory_order_acquire) & bit)) {
+    e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
+    if (e != cudaSuccess) return e;
+    raised.fetch_or(bit, std::memory_order_acq_rel);
+  }
   kernel<<<grid, 384, smem, stream>>>(ma, mb, args);
   return cudaGetLastError();
 }

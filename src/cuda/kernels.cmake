@@ -5,4 +5,6 @@ set(TC_CUDA_KERNEL_SOURCES
     ${CMAKE_CURRENT_LIST_DIR}/gemm_wgmma_bf16.cu
     ${CMAKE_CURRENT_LIST_DIR}/gemm_wgmma_f16.cu
     ${CMAKE_CURRENT_LIST_DIR}/gemm_wgmma_s8.cu
-    ${CMAKE_CURRENT_LIST_DIR}/gemm_pack.cu)
+    ${CMAKE_CURRENT_LIST_DIR}/gemm_pack.cu
+    ${CMAKE_CURRENT_LIST_DIR}/gemm_mma.cu
+    ${CMAKE_CURRENT_LIST_DIR}/gemm_skinny.cu)

@@ -83,6 +83,50 @@ std::vector<Case> make_cases() {
     c.stride_a = c.stride_b = c.stride_c = 512 * 512;
     v.push_back(c);
   }
+  // --- int8 -> int32 (exact); wgmma s8 is K-major only: nn/tt/tn pack through the workspace -
+  const tc_dtype_t I8 = TC_DTYPE_I8, I32 = TC_DTYPE_I32;
+  for (int t = 0; t < 4; ++t)
+    v.push_back(gemm(("wgmma_s8_s32_" + std::string(tn[t]) + "_130x264x200").c_str(), W, I8, I32,
+                     130, 264, 200, t & 2, t & 1, 1.f, t == 1 ? 1.f : 0.f));
+  v.push_back(gemm("wgmma_s8_s32_nt_odd_77x91x103", W, I8, I32, 77, 91, 103, false, true, 1.f, 0.f,
+                   3));
+  v.push_back(timed(gemm("s8_nt_4096^3", W, I8, I32, 4096, 4096, 4096, false, true)));
+  v.push_back(timed(gemm("s8_nt_8192^3", W, I8, I32, 8192, 8192, 8192, false, true)));
+  v.push_back(timed(gemm("s8_nn_4096^3_packed", W, I8, I32, 4096, 4096, 4096, false, false)));
+  // --- mma.sync fallback: any ld / alignment / transposes ----------------------------------
+  const Kind MM = Kind::mma;
+  for (int t = 0; t < 4; ++t) {
+    v.push_back(gemm(("mma_bf16_bf16_" + std::string(tn[t]) + "_odd_ld_131x77x93_ab").c_str(), MM,
+                     BF, BF, 131, 77, 93, t & 2, t & 1, 0.5f, 2.0f, 1));
+    v.push_back(gemm(("mma_f16_f32_" + std::string(tn[t]) + "_200x264x128").c_str(), MM, F16, F32,
+                     200, 264, 128, t & 2, t & 1));
+  }
+  {
+    Case c = gemm("mma_f16_f16_nt_batched2_misaligned", MM, F16, F16, 70, 90, 50, false, true);
+    c.batch = 2;
+    c.stride_a = 70 * 50 + 1;
+    c.stride_b = 90 * 50 + 3;
+    c.stride_c = 70 * 90 + 1;
+    c.a_offset = 2;
+    v.push_back(c);
+  }
+  v.push_back(timed(gemm("mma_bf16_nn_4095x4097x4099", MM, BF, BF, 4095, 4097, 4099, false, false)));
+  v.push_back(timed(gemm("mma_bf16_nt_4096^3", MM, BF, BF, 4096, 4096, 4096, false, true)));
+  // --- decode (M <= 16): B = weights stored N x K ------------------------------------------
+  const Kind SK = Kind::skinny;
+  v.push_back(gemm("skinny_bf16_bf16_m5_1000x520_ab", SK, BF, BF, 5, 1000, 520, false, true, 0.5f,
+                   1.0f));
+  v.push_back(gemm("skinny_f16_f32_m16_77x8200", SK, F16, F32, 16, 77, 8200, false, true));
+  for (int m : {1, 4, 16}) {
+    const int shapes[3][2] = {{4096, 4096}, {14336, 4096}, {4096, 14336}};  // N x K
+    for (auto& nk : shapes) {
+      const std::string name = "decode_f16_m" + std::to_string(m) + "_W" +
+                               std::to_string(nk[0]) + "x" + std::to_string(nk[1]);
+      Case c = timed(gemm(name.c_str(), SK, F16, F16, m, nk[0], nk[1], false, true));
+      c.decode = true;
+      v.push_back(c);
+    }
+  }
   (void)F32;
   return v;
 }
@@ -99,6 +143,8 @@ bool plan_case(const Case& c, const tc::GemmProblem& p, const tc::cuda::GemmDevi
   bool ok = false;
   switch (c.kind) {
     case Kind::wgmma: ok = tc::cuda::plan_gemm_wgmma(p, dev, &inst->plan, why); break;
+    case Kind::mma: ok = tc::cuda::plan_gemm_mma(p, dev, &inst->plan, why); break;
+    case Kind::skinny: ok = tc::cuda::plan_gemm_skinny(p, dev, &inst->plan, why); break;
     default: why = "kernel family not built into this lab"; return false;
   }
   inst->name = inst->plan.name;
@@ -109,6 +155,8 @@ bool plan_case(const Case& c, const tc::GemmProblem& p, const tc::cuda::GemmDevi
 tc_status_t run_case(const Case& c, const tc::GemmProblem& p, const Instance& inst, void* ws) {
   switch (c.kind) {
     case Kind::wgmma: return tc::cuda::launch_gemm_wgmma(p, inst.plan, ws);
+    case Kind::mma: return tc::cuda::launch_gemm_mma(p, inst.plan);
+    case Kind::skinny: return tc::cuda::launch_gemm_skinny(p, inst.plan);
     default: return TC_ERROR_NOT_SUPPORTED;
   }
 }
