@@ -257,6 +257,8 @@ class Emitter {
       line("const int " + *c + " = " + wc + " * " + std::to_string(l.C / l.wn) + " + ((" + *i + " / 4) % " +
            std::to_string(l.ni) + ") * 8 + (tid % 4) * 2 + (" + *i + " % 2);");
     }
+    line("(void)" + *r + ";");
+    line("(void)" + *c + ";");
   }
   void close() {
     --ind_;
@@ -285,6 +287,7 @@ class Emitter {
     line("const int " + *r + " = " + *e + " / " + std::to_string(C) + ", " + *c + " = " + *e +
          " % " + std::to_string(C) + ";");
     line("(void)" + *r + ";");
+    line("(void)" + *c + ";");
   }
 
   void smem_fill(int reg, const NodeP& v, const std::string& stage) {

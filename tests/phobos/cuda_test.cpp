@@ -1,0 +1,133 @@
+// CUDA C++ generation: NVRTC compiles sgemm, hgemm and linear+GELU for sm_90a here (no GPU
+// needed); the module cache hits on the second request; the GPU launch checks numerics where a
+// device exists and is skipped with the reason otherwise.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <random>
+
+#include "emit/emit.h"
+#include "emit/module_cache.h"
+#include "phobos/cuda.h"
+#include "phobos/phobos.h"
+#include "util.h"
+
+namespace {
+
+struct Inst {
+  const char* file;
+  const char* kernel;
+  std::map<std::string, int64_t> params;
+};
+
+std::vector<Inst> instances() {
+  return {{"sgemm.ph", "sgemm", {{"TILE_M", 32}, {"TILE_N", 32}, {"TILE_K", 4}, {"T", 256}}},
+          {"sgemm.ph", "sgemm", {{"TILE_M", 256}, {"TILE_N", 32}, {"TILE_K", 32}, {"T", 256}}},
+          {"sgemm.ph", "hgemm", {}},
+          {"linear_gelu.ph", "linear_gelu", {{"BM", 64}, {"BN", 64}, {"BK", 32}, {"T", 128}}},
+          {"linear_gelu.ph", "linear_gelu", {{"BM", 128}, {"BN", 128}, {"BK", 32}, {"T", 256}}},
+          {"ragged.ph", "sgemm_ragged", {{"TILE_M", 64}, {"TILE_N", 64}, {"TILE_K", 16}, {"T", 128}}},
+          {"ragged.ph", "hgemm_ragged", {}}};
+}
+
+}  // namespace
+
+TEST(PhobosCuda, NvrtcCompilesSeedKernelsForSm90a) {
+  if (!phobos::nvrtc_available()) GTEST_SKIP() << "NVRTC unavailable: phobos was built without the CUDA toolkit";
+  for (auto& in : instances()) {
+    SCOPED_TRACE(std::string(in.kernel));
+    auto k = phobos::compile(phobos_test::example(in.file), in.file).kernel(in.kernel);
+    std::string src = k.cuda_source(in.params);
+    std::string cubin, log;
+    bool ok = phobos::nvrtc_compile(src, in.kernel, "sm_90a", &cubin, &log);
+    ASSERT_TRUE(ok) << log << "\n" << src;
+    EXPECT_GT(cubin.size(), 1000u);
+    EXPECT_EQ(cubin.substr(0, 4), std::string("\x7f" "ELF"));
+  }
+}
+
+TEST(PhobosCuda, TensorCoreLoweringUsesMma) {
+  auto k = phobos::compile(phobos_test::example("sgemm.ph"), "sgemm.ph").kernel("hgemm");
+  std::string src = k.cuda_source();
+  EXPECT_NE(src.find("ph_mma(&r_acc"), std::string::npos);
+  // @aligned drops the edge checks of the loads and the store.
+  EXPECT_EQ(src.find("(unsigned)"), std::string::npos);
+  auto r = phobos::compile(phobos_test::example("ragged.ph"), "ragged.ph").kernel("hgemm_ragged");
+  EXPECT_NE(r.cuda_source().find("(unsigned)"), std::string::npos);
+}
+
+TEST(PhobosCuda, ModuleCacheHitsOnSecondRequest) {
+  if (!phobos::nvrtc_available()) GTEST_SKIP() << "NVRTC unavailable: phobos was built without the CUDA toolkit";
+  std::string dir = ::testing::TempDir() + "/phobos-modcache-" + std::to_string(::getpid());
+  setenv("PHOBOS_MODULE_CACHE", dir.c_str(), 1);
+  auto k = phobos::compile(phobos_test::example("sgemm.ph"), "sgemm.ph").kernel("hgemm");
+  std::string src = k.cuda_source();
+  std::string key = phobos::module_cache_key("hash", src, phobos::nvrtc_version(), "sm_90a");
+  EXPECT_NE(key, phobos::module_cache_key("hash2", src, phobos::nvrtc_version(), "sm_90a"));
+  EXPECT_NE(key, phobos::module_cache_key("hash", src, phobos::nvrtc_version(), "sm_80"));
+  bool hit = true;
+  std::string a = phobos::module_cache_get(key, src, "phobos_hgemm_BM64_BN64_BK32", "sm_90a", &hit);
+  EXPECT_FALSE(hit);
+  std::string b = phobos::module_cache_get(key, src, "phobos_hgemm_BM64_BN64_BK32", "sm_90a", &hit);
+  EXPECT_TRUE(hit);
+  EXPECT_EQ(a, b);
+  std::filesystem::remove_all(dir);
+}
+
+TEST(PhobosCuda, LaunchMatchesFloat64OnTheGpu) {
+  std::string why;
+  if (!phobos::cuda::device_present(&why)) GTEST_SKIP() << why;
+  std::mt19937 g(3);
+  std::uniform_real_distribution<double> u(-1, 1);
+  for (auto [M, N, K] : {std::tuple<int64_t, int64_t, int64_t>{256, 256, 128}, {37, 53, 29}}) {
+    auto mod = phobos::compile(phobos_test::example("linear_gelu.ph"), "linear_gelu.ph");
+    std::vector<uint16_t> X(M * K), W(N * K), bias(N), Y(M * N, 0x7e00);
+    for (auto* v : {&X, &W, &bias})
+      for (auto& x : *v) x = phobos::f32_to_f16(static_cast<float>(u(g)));
+    void* d[4];
+    size_t bytes[4] = {X.size() * 2, W.size() * 2, bias.size() * 2, Y.size() * 2};
+    const void* h[4] = {X.data(), W.data(), bias.data(), Y.data()};
+    for (int i = 0; i < 4; ++i) {
+      d[i] = phobos::cuda::alloc(bytes[i]);
+      phobos::cuda::copy_to_device(d[i], h[i], bytes[i]);
+    }
+    phobos::LaunchOptions opt;
+    opt.target = phobos::Target::Cuda;
+    opt.autotune = false;
+    using phobos::DType;
+    std::vector<phobos::Arg> args = {phobos::TensorView{d[0], DType::F16, {M, K}}, phobos::TensorView{d[1], DType::F16, {N, K}},
+                                     phobos::TensorView{d[2], DType::F16, {N}}, phobos::TensorView{d[3], DType::F16, {M, N}}};
+    mod.kernel("linear_gelu").launch(args, opt);
+    phobos::cuda::synchronize();
+    phobos::cuda::copy_to_host(Y.data(), d[3], bytes[3]);
+    std::vector<double> y, ref;
+    for (int64_t i = 0; i < M; ++i)
+      for (int64_t j = 0; j < N; ++j) {
+        double s = phobos::f16_to_f32(bias[j]);
+        for (int64_t q = 0; q < K; ++q) s += double(phobos::f16_to_f32(X[i * K + q])) * phobos::f16_to_f32(W[j * K + q]);
+        ref.push_back(0.5 * s * (1 + std::tanh(0.7978845608028654 * (s + 0.044715 * s * s * s))));
+        y.push_back(phobos::f16_to_f32(Y[i * N + j]));
+      }
+    EXPECT_LE(phobos_test::rms_scaled(y, ref), 5e-3) << M << "x" << N << "x" << K;
+    for (auto* p : d) phobos::cuda::free(p);
+  }
+}
+
+TEST(PhobosCuda, NoDeviceIsAStatusNotACrash) {
+  std::string why;
+  if (phobos::cuda::device_present(&why)) GTEST_SKIP() << "a CUDA device is present";
+  EXPECT_NE(why.find("no CUDA device"), std::string::npos) << why;
+  auto k = phobos::compile(phobos_test::example("sgemm.ph"), "sgemm.ph").kernel("hgemm");
+  std::vector<uint16_t> a(64 * 64);
+  using phobos::DType;
+  phobos::LaunchOptions opt;
+  opt.target = phobos::Target::Cuda;
+  opt.autotune = false;
+  try {
+    k.launch({phobos::TensorView{a.data(), DType::F16, {64, 64}}, phobos::TensorView{a.data(), DType::F16, {64, 64}},
+              phobos::TensorView{a.data(), DType::F16, {64, 64}}}, opt);
+    FAIL();
+  } catch (const phobos::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("no CUDA device"), std::string::npos) << e.what();
+  }
+}
