@@ -67,6 +67,22 @@ inline tc_status_t write_spec_example(const std::string& path) {
   return st;
 }
 
+// The same file built byte by byte from the layout of spec §2.6 (no tc code involved).
+inline std::vector<uint8_t> spec_example_bytes() {
+  Bytes b;
+  b.raw("GGUF", 4).u32(3).u64(2).u64(2);
+  b.str("general.architecture").u32(8).str("test");
+  b.str("test.n").u32(4).u32(7);
+  b.str("a").u32(2).u64(3).u64(2).u32(0).u64(0);
+  b.str("b").u32(1).u64(64).u32(8).u64(32);
+  b.pad_to(32);
+  const float a[6] = {0, 1, 2, 3, 4, 5};
+  b.raw(a, sizeof a).pad_to(32);
+  const std::vector<uint8_t> q(68, 0x11);
+  b.raw(q.data(), q.size()).pad_to(32);
+  return b.b;
+}
+
 inline void set_u32(std::vector<uint8_t>& img, size_t at, uint32_t v) {
   std::memcpy(&img[at], &v, 4);
 }

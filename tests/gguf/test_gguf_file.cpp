@@ -25,7 +25,8 @@ TEST(GgufWriter, SpecWorkedExampleLayout) {
   const std::string path = temp_path("spec_example.gguf");
   ASSERT_EQ(write_spec_example(path), TC_SUCCESS) << tc_last_error_message();
   const auto img = read_all(path);
-  ASSERT_EQ(img.size(), 320u);  // spec §2.6: file size 320
+  ASSERT_EQ(img.size(), 320u);           // spec §2.6: file size 320
+  EXPECT_EQ(img, spec_example_bytes());  // byte-identical to the layout built by hand
   EXPECT_EQ(std::string(img.begin(), img.begin() + 4), "GGUF");
   EXPECT_EQ(u32_at(img, 0x004), 3u);
   EXPECT_EQ(u64_at(img, 0x008), 2u);
@@ -179,6 +180,23 @@ TEST(GgufWriter, RejectsBadInput) {
   EXPECT_EQ(tc_gguf_writer_add_tensor(w, "q", 4, 1, ne, d.data(), 400), TC_ERROR_INVALID_VALUE);
   EXPECT_EQ(tc_gguf_writer_write(w, "/nonexistent-dir/x.gguf"), TC_ERROR_IO);
   tc_gguf_writer_destroy(w);
+}
+
+TEST(GgufOpen, ReportsFileErrors) {
+  tc_gguf_t* f = reinterpret_cast<tc_gguf_t*>(0x1);
+  EXPECT_EQ(tc_gguf_open("/nonexistent/x.gguf", &f), TC_ERROR_IO);
+  EXPECT_EQ(f, nullptr);
+  EXPECT_NE(std::string(tc_last_error_message()).find("/nonexistent/x.gguf"), std::string::npos);
+  const std::string path = temp_path("bad_magic.gguf");
+  auto img = spec_example_bytes();
+  img[1] = 'X';
+  write_all(path, img);
+  EXPECT_EQ(tc_gguf_open(path.c_str(), &f), TC_ERROR_INVALID_FORMAT);
+  EXPECT_NE(std::string(tc_last_error_message()).find(path), std::string::npos);
+  write_all(path, {});
+  EXPECT_EQ(tc_gguf_open(path.c_str(), &f), TC_ERROR_INVALID_FORMAT);
+  EXPECT_EQ(tc_gguf_open("/tmp", &f), TC_ERROR_IO);
+  std::remove(path.c_str());
 }
 
 }  // namespace

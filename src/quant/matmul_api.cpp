@@ -1,0 +1,107 @@
+// tc_gemv_quantized / tc_gemm_quantized: validate the descriptor and buffers once (nothing is
+// written on failure), then run the dispatch row. Both entry points share one table; the rows
+// decide by M.
+#include <cmath>
+
+#include "core/dispatch.h"
+#include "core/error.h"
+#include "core/internal.h"
+#include "quant/matmul.h"
+#include "quant/quant.h"
+
+using tc::fail;
+namespace q = tc::quant;
+
+namespace {
+
+tc_status_t check_buffer(const tc_context_t* ctx, const tc_buffer_t* b, const char* name,
+                         size_t need) {
+  if (b == nullptr) return fail(TC_ERROR_NULL_POINTER, "{} is NULL", name);
+  if (b->ctx != ctx) return fail(TC_ERROR_CONTEXT_MISMATCH, "{} belongs to another context", name);
+  if (b->bytes < need) {
+    return fail(TC_ERROR_BUFFER_TOO_SMALL, "{} has {} bytes but the descriptor needs {}", name,
+                b->bytes, need);
+  }
+  return TC_SUCCESS;
+}
+
+tc_status_t validate(tc_context_t* ctx, const tc_quant_matmul_desc* d, tc_buffer_t* W,
+                     tc_buffer_t* S, tc_buffer_t* X, tc_buffer_t* Y, q::MatmulProblem* p) {
+  if (ctx == nullptr) return fail(TC_ERROR_NULL_POINTER, "ctx is NULL");
+  if (d == nullptr) return fail(TC_ERROR_NULL_POINTER, "desc is NULL");
+  if (d->M <= 0 || d->N <= 0 || d->K <= 0) {
+    return fail(TC_ERROR_INVALID_SHAPE, "desc M, N, K = {}, {}, {} must all be positive", d->M,
+                d->N, d->K);
+  }
+  const bool w_i8 = d->w_dtype == TC_DTYPE_I8;
+  const q::FormatInfo* f = q::format_info(d->w_dtype);
+  if (!w_i8 && f == nullptr) {
+    return fail(TC_ERROR_UNSUPPORTED_DTYPE,
+                "desc w_dtype = {} is not a quantized weight format (Q4_0, Q8_0, Q4_K, Q6_K, I8)",
+                static_cast<int>(d->w_dtype));
+  }
+  if (f != nullptr && d->K % f->block_elems != 0) {
+    return fail(TC_ERROR_INVALID_SHAPE, "desc K = {} is not a multiple of the {} block size {}",
+                d->K, f->name, f->block_elems);
+  }
+  if (d->x_dtype != TC_DTYPE_F32 && !(d->x_dtype == TC_DTYPE_I8 && w_i8)) {
+    return fail(TC_ERROR_UNSUPPORTED_DTYPE,
+                "desc x_dtype = {} is not supported (F32, or I8 with I8 weights)",
+                static_cast<int>(d->x_dtype));
+  }
+  if (d->y_dtype != TC_DTYPE_F32) {
+    return fail(TC_ERROR_UNSUPPORTED_DTYPE, "desc y_dtype = {} is not supported (F32)",
+                static_cast<int>(d->y_dtype));
+  }
+  if (d->x_dtype == TC_DTYPE_I8 && !std::isfinite(d->x_scale)) {
+    return fail(TC_ERROR_INVALID_VALUE, "desc x_scale = {} is not finite", d->x_scale);
+  }
+  if (ctx->device != TC_DEVICE_CPU) {
+    return fail(TC_ERROR_NOT_SUPPORTED, "quantized matmul has no CUDA row yet (ctx device {})",
+                static_cast<int>(ctx->device));
+  }
+  const size_t M = static_cast<size_t>(d->M), N = static_cast<size_t>(d->N),
+               K = static_cast<size_t>(d->K);
+  const size_t w_bytes = N * (w_i8 ? K : q::row_bytes(*f, d->K));
+  TC_TRY(check_buffer(ctx, W, "W", w_bytes));
+  if (w_i8) {
+    TC_TRY(check_buffer(ctx, S, "w_scales", N * sizeof(float)));
+  } else if (S != nullptr) {
+    return fail(TC_ERROR_INVALID_VALUE, "w_scales must be NULL for {} weights", f->name);
+  }
+  TC_TRY(check_buffer(ctx, X, "X", M * K * (d->x_dtype == TC_DTYPE_I8 ? 1 : 4)));
+  TC_TRY(check_buffer(ctx, Y, "Y", M * N * sizeof(float)));
+  p->d = *d;
+  p->w = static_cast<const uint8_t*>(W->ptr);
+  p->w_scales = S ? static_cast<const float*>(S->ptr) : nullptr;
+  p->x = X->ptr;
+  p->y = static_cast<float*>(Y->ptr);
+  return TC_SUCCESS;
+}
+
+tc_status_t run(tc_context_t* ctx, const tc_quant_matmul_desc* desc, tc_buffer_t* W, tc_buffer_t* S,
+                tc_buffer_t* X, tc_buffer_t* Y) {
+  q::MatmulProblem p;
+  TC_TRY(validate(ctx, desc, W, S, X, Y, &p));
+  const q::MatmulRow* row = q::pick_matmul_row(p);
+  if (row == nullptr) return TC_ERROR_NOT_SUPPORTED;
+  TC_TRY(row->run(p));
+  tc::record_dispatch(row->backend, row->name);
+  return TC_SUCCESS;
+}
+
+}  // namespace
+
+extern "C" {
+
+tc_status_t tc_gemv_quantized(tc_context_t* ctx, const tc_quant_matmul_desc* desc, tc_buffer_t* W,
+                              tc_buffer_t* w_scales, tc_buffer_t* X, tc_buffer_t* Y) {
+  return run(ctx, desc, W, w_scales, X, Y);
+}
+
+tc_status_t tc_gemm_quantized(tc_context_t* ctx, const tc_quant_matmul_desc* desc, tc_buffer_t* W,
+                              tc_buffer_t* w_scales, tc_buffer_t* X, tc_buffer_t* Y) {
+  return run(ctx, desc, W, w_scales, X, Y);
+}
+
+}  // extern "C"

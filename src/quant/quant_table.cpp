@@ -1,0 +1,107 @@
+// The quantized matmul dispatch table: the fallback ladder, fastest first. A call runs the
+// first row whose can_run accepts it; TC_Q4_USE_V1=1 forces the v1 row. CUDA rows go above
+// the CPU rows when the CUDA backend adds them (can_run checks the device).
+#include "core/env.h"
+#include "core/error.h"
+#include "cpu/cpu_features.h"
+#include "quant/blocks.h"
+#include "quant/matmul.h"
+
+namespace tc::quant {
+namespace {
+
+bool is_block(tc_dtype_t t) {
+  return format_info(t) != nullptr;
+}
+
+bool need_avx2(std::string& why) {
+  if (cpu_has_avx2()) return true;
+  why = "the CPU lacks AVX2/FMA/F16C";
+  return false;
+}
+
+bool gemv_f32_act(const MatmulProblem& p, tc_dtype_t w, bool quantized, std::string& why) {
+  if (p.d.w_dtype != w || p.d.x_dtype != TC_DTYPE_F32) return (why = "other dtypes", false);
+  if (p.d.M > 8) return (why = "M > 8", false);
+  if (p.d.quantize_activations != quantized) {
+    why = quantized ? "activations must stay f32" : "8-bit activations allowed (faster row)";
+    return false;
+  }
+  return need_avx2(why);
+}
+
+const MatmulRow kRows[] = {
+    {TC_BACKEND_CPU, "gemv_q4_0_q8_0_avx2",
+     [](const MatmulProblem& p, std::string& why) {
+       return gemv_f32_act(p, TC_DTYPE_Q4_0, true, why);
+     },
+     cpu::gemv_q4_0_q8_0_avx2},
+    {TC_BACKEND_CPU, "gemv_q8_0_q8_0_avx2",
+     [](const MatmulProblem& p, std::string& why) {
+       return gemv_f32_act(p, TC_DTYPE_Q8_0, true, why);
+     },
+     cpu::gemv_q8_0_q8_0_avx2},
+    {TC_BACKEND_CPU, "gemv_q4_k_q8_0_avx2",
+     [](const MatmulProblem& p, std::string& why) {
+       return gemv_f32_act(p, TC_DTYPE_Q4_K, true, why);
+     },
+     cpu::gemv_q4_k_q8_0_avx2},
+    {TC_BACKEND_CPU, "gemv_block_f32_l1tile_avx2",
+     [](const MatmulProblem& p, std::string& why) {
+       if (!is_block(p.d.w_dtype) || p.d.x_dtype != TC_DTYPE_F32) return (why = "dtypes", false);
+       if (p.d.M > 8) return (why = "M > 8", false);
+       return need_avx2(why);
+     },
+     cpu::gemv_block_f32_avx2},
+    {TC_BACKEND_CPU, "gemv_i8_f32_avx2",
+     [](const MatmulProblem& p, std::string& why) {
+       if (p.d.w_dtype != TC_DTYPE_I8 || p.d.x_dtype != TC_DTYPE_F32)
+         return (why = "dtypes", false);
+       if (p.d.M > 8) return (why = "M > 8", false);
+       return need_avx2(why);
+     },
+     cpu::gemv_i8_f32_avx2},
+    {TC_BACKEND_CPU, "gemv_i8_i8_avx2",
+     [](const MatmulProblem& p, std::string& why) {
+       if (p.d.w_dtype != TC_DTYPE_I8 || p.d.x_dtype != TC_DTYPE_I8) return (why = "dtypes", false);
+       if (p.d.M > 8) return (why = "M > 8", false);
+       return need_avx2(why);
+     },
+     cpu::gemv_i8_i8_avx2},
+    {TC_BACKEND_OPENBLAS, "gemm_dequant_panel_sgemm",
+     [](const MatmulProblem& p, std::string& why) {
+       if (p.d.M <= 8) return (why = "M <= 8 is served by the GEMV rows", false);
+       return true;
+     },
+     cpu::gemm_dequant_panel_sgemm},
+    {TC_BACKEND_CPU, "gemv_quant_v1_scalar",
+     [](const MatmulProblem&, std::string&) { return true; }, cpu::gemv_quant_v1},
+};
+
+}  // namespace
+
+bool cpu_has_avx2() {
+  return cpu::has(TC_CPU_AVX2 | TC_CPU_FMA | TC_CPU_F16C);
+}
+
+std::span<const MatmulRow> matmul_table() {
+  return kRows;
+}
+
+const MatmulRow* pick_matmul_row(const MatmulProblem& p) {
+  const auto rows = matmul_table();
+  if (env::flag("TC_Q4_USE_V1")) return &rows.back();
+  std::string why, all;
+  for (const MatmulRow& r : rows) {
+    why.clear();
+    if (r.can_run(p, why)) {
+      log_debug(fmt::format("quant matmul M={} N={} K={}: {}", p.d.M, p.d.N, p.d.K, r.name));
+      return &r;
+    }
+    all += fmt::format("{}: {}; ", r.name, why);
+  }
+  fail(TC_ERROR_NOT_SUPPORTED, "no quantized matmul row can serve this call ({})", all);
+  return nullptr;
+}
+
+}  // namespace tc::quant
