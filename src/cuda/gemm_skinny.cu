@@ -18,7 +18,10 @@ namespace {
 
 using namespace tc::tile;
 
-constexpr int kWarps = 8, kRows = 16, kUnroll = 4;  // 4 chunks x 2 groups = 8 loads in flight
+constexpr int kWarps = 8, kRows = 16;
+// Chunks loaded before the first use: 8 x 2 rows = 16 16-byte loads in flight per lane when
+// M <= 8 (A rows 8..15 are known zero, so their registers are free), 4 x 2 when M <= 16.
+
 
 struct SkinnyArgs {
   const void* a;
@@ -34,8 +37,9 @@ __device__ __forceinline__ uint4 ld_a(const u8* base, bool ok) {
   return ok ? *reinterpret_cast<const uint4*>(base) : uint4{0, 0, 0, 0};
 }
 
-template <class T>
+template <class T, bool M16>
 __global__ void __launch_bounds__(256, 2) gemm_skinny_kernel(const SkinnyArgs a) {
+  constexpr int kUnroll = M16 ? 4 : 8;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, q = lane % 4;
   const i32 n0 = blockIdx.x * kRows;
   // K slice of this warp, in chunks of 32 k (one 16-byte load per lane per row).
@@ -62,7 +66,8 @@ __global__ void __launch_bounds__(256, 2) gemm_skinny_kernel(const SkinnyArgs a)
       for (int j = 0; j < 2; ++j)
         w[u][j] = kin ? ld_stream_16(brow[j] + k) : uint4{0, 0, 0, 0};
       x0[u] = ld_a(reinterpret_cast<const u8*>(A + i64(g) * a.lda + k), kin && row0);
-      x1[u] = ld_a(reinterpret_cast<const u8*>(A + i64(g + 8) * a.lda + k), kin && row1);
+      x1[u] = M16 ? ld_a(reinterpret_cast<const u8*>(A + i64(g + 8) * a.lda + k), kin && row1)
+                  : uint4{0, 0, 0, 0};
     }
 #pragma unroll
     for (int u = 0; u < kUnroll; ++u) {
@@ -130,7 +135,8 @@ bool plan_gemm_skinny(const GemmProblem& p, const GemmDevice& dev, GemmPlan* pla
     return false;
   }
   plan->name = std::string("gemm_skinny_") + (d.a_dtype == TC_DTYPE_F16 ? "f16" : "bf16") +
-               "_f32_nt_m16_n16_w8_u4_aligned16";
+               "_f32_nt_m" + (d.M > 8 ? "16" : "8") + "_n16_w8_u" + (d.M > 8 ? "4" : "8") +
+               "_aligned16";
   plan->grid = (d.N + kRows - 1) / kRows;
   plan->workspace_bytes = 0;
   return true;
@@ -141,10 +147,13 @@ tc_status_t launch_gemm_skinny(const GemmProblem& p, const GemmPlan& plan) {
   SkinnyArgs a{p.a, p.b, p.c, d.M, d.N, d.K, d.lda, d.ldb, d.ldc, d.alpha, d.beta,
                d.c_dtype == TC_DTYPE_F32 ? 0 : d.c_dtype == TC_DTYPE_F16 ? 1 : 2};
   auto stream = static_cast<cudaStream_t>(p.stream);
+  const bool m16 = d.M > 8;
   if (d.a_dtype == TC_DTYPE_F16)
-    gemm_skinny_kernel<f16><<<plan.grid, 256, 0, stream>>>(a);
+    m16 ? gemm_skinny_kernel<f16, true><<<plan.grid, 256, 0, stream>>>(a)
+        : gemm_skinny_kernel<f16, false><<<plan.grid, 256, 0, stream>>>(a);
   else
-    gemm_skinny_kernel<bf16><<<plan.grid, 256, 0, stream>>>(a);
+    m16 ? gemm_skinny_kernel<bf16, true><<<plan.grid, 256, 0, stream>>>(a)
+        : gemm_skinny_kernel<bf16, false><<<plan.grid, 256, 0, stream>>>(a);
   return cudaGetLastError() == cudaSuccess ? TC_SUCCESS : TC_ERROR_BACKEND_FAILURE;
 }
 

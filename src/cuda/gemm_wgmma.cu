@@ -51,12 +51,22 @@ size_t packed_bytes(const GemmProblem& p, const Operand& o, size_t esz) {
   return o.pack ? align256(size_t(b * o.outer * o.packed_ld) * esz) : 0;
 }
 
+// Explicit (tile width, split-K) choices the autotuner may time instead of the heuristic.
+struct WgmmaVariant {
+  int bn, splits;
+};
+constexpr WgmmaVariant kWgmmaVariants[] = {{256, 1}, {128, 1}, {128, 2}, {128, 4},
+                                           {128, 8}, {256, 2}, {256, 4}};
+constexpr int kWgmmaVariantCount = int(sizeof(kWgmmaVariants) / sizeof(kWgmmaVariants[0]));
+
 bool env_flag(const char* name) {
   const char* v = std::getenv(name);
   return v && std::strcmp(v, "1") == 0;
 }
 
 }  // namespace
+
+int gemm_wgmma_variant_count() { return kWgmmaVariantCount; }
 
 bool plan_gemm_wgmma(const GemmProblem& p, const GemmDevice& dev, GemmPlan* plan,
                      std::string& why) {
@@ -85,18 +95,28 @@ bool plan_gemm_wgmma(const GemmProblem& p, const GemmDevice& dev, GemmPlan* plan
   const Operand a = operand(p, true, esz, p.a), b = operand(p, false, esz, p.b);
 
   // Tile width: fewer, wider tiles are cheaper per FLOP (B is read once per 256 columns), but
-  // a partly filled last wave wastes SMs; 1.15 is the assumed per-FLOP cost of BN = 128.
+  // a partly filled last wave wastes SMs. 1.4 = measured per-FLOP cost of BN = 128 relative to
+  // 256 (H200 lab sweep: 4095x4097x4099 ran 302 TFLOP/s at BN 256, 270 at BN 128).
   const int64_t tm = ceil_div(d.M, 128);
   const int64_t u256 = p.batch * tm * ceil_div(d.N, 256);
   const int64_t u128 = p.batch * tm * ceil_div(d.N, 128);
   const double t256 = double(ceil_div(u256, dev.sm_count));
-  const double t128 = 0.5 * 1.15 * double(ceil_div(u128, dev.sm_count));
-  const int bn = (env_flag("TC_USE_128_TILE") || t256 <= t128) ? 256 : 128;
-  const int64_t units = bn == 256 ? u256 : u128;
+  const double t128 = 0.5 * 1.4 * double(ceil_div(u128, dev.sm_count));
+  int bn = (env_flag("TC_USE_128_TILE") || t256 <= t128) ? 256 : 128;
+  int64_t units = bn == 256 ? u256 : u128;
   const int64_t kb_total = ceil_div(d.K, int64_t(128 / esz));
   int64_t splits = 1;
-  if (units * 2 <= dev.sm_count && kb_total >= 32) {
-    splits = std::min<int64_t>(dev.sm_count / units, kb_total / 8);
+  // Split-K only when a quarter of the SMs or fewer would have work, and by 2: the sweep found
+  // 127x4096x4096 best at 2 splits (185 vs 170 TFLOP/s unsplit, 167 at 4), while 64 tiles of
+  // 8192x128x8192 lost to the partial-sum traffic (324 at 2 splits vs 376 unsplit).
+  if (units * 4 <= dev.sm_count && kb_total >= 32) splits = 2;
+  if (p.variant > 0) {  // the autotuner's explicit choice (see kWgmmaVariants)
+    const WgmmaVariant& v = kWgmmaVariants[(p.variant - 1) % kWgmmaVariantCount];
+    bn = v.bn;
+    units = bn == 256 ? u256 : u128;
+    splits = std::min<int64_t>(v.splits, kb_total);
+  }
+  if (splits > 1) {  // no empty split
     const int64_t per = ceil_div(kb_total, splits);
     splits = ceil_div(kb_total, per);
   }

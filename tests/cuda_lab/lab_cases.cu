@@ -127,7 +127,25 @@ std::vector<Case> make_cases() {
       v.push_back(c);
     }
   }
-  (void)F32;
+  // --- wgmma variant sweep on the shapes the heuristic serves worst ------------------------
+  for (int var = 1; var <= tc::cuda::gemm_wgmma_variant_count(); ++var) {
+    const int shapes[4][3] = {{1000, 1000, 1000}, {127, 4096, 4096}, {8192, 128, 8192},
+                              {4095, 4097, 4099}};
+    for (auto& s : shapes) {
+      const std::string name = "sweep_v" + std::to_string(var) + "_bf16_" + std::to_string(s[0]) +
+                               "x" + std::to_string(s[1]) + "x" + std::to_string(s[2]);
+      Case c = timed(gemm(name.c_str(), W, BF, BF, s[0], s[1], s[2], false, false));
+      c.variant = var;
+      v.push_back(c);
+    }
+  }
+  // --- f32 exact (SIMT) --------------------------------------------------------------------
+  const Kind FK = Kind::f32;
+  for (int t = 0; t < 4; ++t)
+    v.push_back(gemm(("f32_" + std::string(tn[t]) + "_odd_ld_133x71x301_ab").c_str(), FK, F32, F32,
+                     133, 71, 301, t & 2, t & 1, 1.25f, -0.75f, 1));
+  v.push_back(timed(gemm("f32_nn_4096^3", FK, F32, F32, 4096, 4096, 4096, false, false)));
+  v.push_back(timed(gemm("f32_nn_8192^3", FK, F32, F32, 8192, 8192, 8192, false, false)));
   return v;
 }
 
@@ -145,6 +163,7 @@ bool plan_case(const Case& c, const tc::GemmProblem& p, const tc::cuda::GemmDevi
     case Kind::wgmma: ok = tc::cuda::plan_gemm_wgmma(p, dev, &inst->plan, why); break;
     case Kind::mma: ok = tc::cuda::plan_gemm_mma(p, dev, &inst->plan, why); break;
     case Kind::skinny: ok = tc::cuda::plan_gemm_skinny(p, dev, &inst->plan, why); break;
+    case Kind::f32: ok = tc::cuda::plan_gemm_f32(p, dev, &inst->plan, why); break;
     default: why = "kernel family not built into this lab"; return false;
   }
   inst->name = inst->plan.name;
@@ -157,6 +176,7 @@ tc_status_t run_case(const Case& c, const tc::GemmProblem& p, const Instance& in
     case Kind::wgmma: return tc::cuda::launch_gemm_wgmma(p, inst.plan, ws);
     case Kind::mma: return tc::cuda::launch_gemm_mma(p, inst.plan);
     case Kind::skinny: return tc::cuda::launch_gemm_skinny(p, inst.plan);
+    case Kind::f32: return tc::cuda::launch_gemm_f32(p, inst.plan);
     default: return TC_ERROR_NOT_SUPPORTED;
   }
 }

@@ -20,6 +20,7 @@ struct Case {
   size_t a_offset = 0, b_offset = 0, c_offset = 0;  // bytes: misaligned pointers
   bool timed = false;
   bool decode = false;  // report GB/s of B (the weights) instead of TFLOP/s
+  int variant = 0;      // GemmProblem::variant (wgmma: fixed BN / split-K)
 
   tc::GemmProblem problem() const {
     tc::GemmProblem p;
@@ -28,6 +29,7 @@ struct Case {
     p.stride_a = stride_a;
     p.stride_b = stride_b;
     p.stride_c = stride_c;
+    p.variant = variant;
     return p;
   }
   size_t extent(int64_t rows, int64_t ld, int64_t stride, tc_dtype_t t) const {
