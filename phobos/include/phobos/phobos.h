@@ -21,6 +21,10 @@
 
 #include "phobos/dtype.h"
 
+// tc's buffers and streams (include/tc/tc.h), declared here so this header does not need tc.h.
+struct tc_buffer;
+struct tc_stream;
+
 namespace phobos {
 
 class Error : public std::runtime_error {
@@ -39,6 +43,16 @@ struct TensorView {
 using Arg = std::variant<TensorView, double>;
 
 enum class Target { Cpu, Cuda };
+
+// A tensor in a tc buffer: the target follows the buffer (host-visible memory runs on the CPU
+// interpreter, device memory on CUDA).
+struct BufferView {
+  ::tc_buffer* buffer = nullptr;
+  DType dtype = DType::F32;
+  std::vector<int64_t> shape;
+  size_t offset_bytes = 0;
+};
+using BufferArg = std::variant<BufferView, double>;
 
 struct CompileOptions {
   std::vector<std::string> include_dirs;  // for `import "file.ph"`
@@ -86,6 +100,11 @@ class Kernel {
   // tensors (inputs are not modified). Returns every tensor argument's final contents.
   std::vector<std::vector<double>> reference_f64(
       std::span<const Arg> args, const std::map<std::string, int64_t>& params = {}) const;
+  // Launch on tc buffers, ordered after the work queued on `stream` (may be null). For now the
+  // launch waits for the stream and completes before returning (the CUDA stream behind a
+  // tc_stream_t is not public yet). Defined when phobos is linked with tc.
+  void launch(std::span<const BufferArg> args, ::tc_stream* stream,
+              const LaunchOptions& opt = {}) const;
   // Times every candidate on these arguments (outputs are overwritten) and caches the winner.
   TuneResult tune(std::span<const Arg> args, const LaunchOptions& opt = {}) const;
 
