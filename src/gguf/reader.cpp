@@ -323,6 +323,12 @@ tc_status_t parse(const uint8_t* data, size_t size, const std::string& where, Pa
   uint64_t expected = 0;
   for (uint64_t i = 0; i < n_tensors; ++i) TC_TRY(read_tensor_info(c, i, &expected, out, seen));
   out->data_offset = align_up(c.pos(), out->alignment);
+  if (n_tensors > 0 && out->data_offset > size) {
+    return c.error(c.pos(),
+                   "the data section starts at byte {} (aligned to {}), past the end of "
+                   "the file ({} bytes)",
+                   out->data_offset, out->alignment, size);
+  }
   const uint64_t data_bytes = size > out->data_offset ? size - out->data_offset : 0;
   for (const TensorInfo& t : out->tensors) {
     if (t.offset + t.nbytes > data_bytes) {  // no overflow: the offsets' running sum was checked

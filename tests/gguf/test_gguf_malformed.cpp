@@ -86,6 +86,14 @@ TEST(GgufMalformed, EachCaseHasItsMessage) {
        [](auto& b) { b.resize(0xe0 + 60); },
        {"byte offset 131:",
         "tensor 'b' data [224, 292) runs past the end of the file (284 bytes)"}},
+      {"data section past the end",  // zero-byte tensors, but the section starts past EOF
+       [](auto& b) {
+         set_u64(b, 0x6f, 0);  // a: ne = [3, 0]
+         set_u64(b, 0x90, 0);  // b: ne = [0]
+         set_u64(b, 0x9c, 0);
+         b.resize(0xbf);
+       },
+       {"byte offset 164:", "the data section starts at byte 192 (aligned to 32), past the end"}},
       {"duplicate tensor name",
        [](auto& b) { b[0x83 + 8] = 'a'; },
        {"byte offset 131:", "duplicate tensor name 'a' (tensor 0 has it too)"}},
