@@ -2,27 +2,133 @@
 
 #include <fmt/format.h>
 
+#include <mutex>
+#include <unordered_set>
+
 #include "core/env.h"
 #include "core/error.h"
+#ifdef TC_HAVE_CUDA
+#include "core/autotune.h"
+#endif
 
 namespace tc {
 namespace {
 thread_local tc_backend_t t_backend = TC_BACKEND_NONE;
 thread_local const char* t_instance = "";
+thread_local const char* t_noted = nullptr;
 
 bool backend_on_device(tc_backend_t b, tc_device_t dev) {
   bool cuda = b == TC_BACKEND_CUDA || b == TC_BACKEND_CUBLASLT;
   return cuda == (dev == TC_DEVICE_CUDA);
 }
+
+std::string describe(const GemmProblem& p) {
+  return fmt::format("{}x{}x{}{} {}{} {}->{}", p.d.M, p.d.N, p.d.K,
+                     p.batch > 1 ? fmt::format(" batch {}", p.batch) : std::string(),
+                     p.d.transpose_a ? 'T' : 'N', p.d.transpose_b ? 'T' : 'N',
+                     tc_dtype_name(p.d.a_dtype), tc_dtype_name(p.d.c_dtype));
+}
+
+const GemmRow* pick_forced(const GemmProblem& p, const std::string& prefix) {
+  std::string skipped;
+  for (const GemmRow& row : gemm_table()) {
+    if (!backend_on_device(row.backend, p.ctx->device)) continue;
+    if (std::string(row.name).rfind(prefix, 0) != 0) continue;
+    std::string why;
+    if (row.can_run(p, why)) return &row;
+    skipped += fmt::format(" {} ({});", row.name, why);
+  }
+  fail(TC_ERROR_NOT_SUPPORTED, "TC_GEMM_ROW={} names no row of this device that serves {}:{}",
+       prefix, describe(p), skipped.empty() ? " no row has that prefix" : skipped);
+  return nullptr;
+}
+
+#ifdef TC_HAVE_CUDA
+const GemmRow* find_row(const GemmProblem& p, const std::string& name) {
+  for (const GemmRow& row : gemm_table()) {
+    std::string why;
+    if (name == row.name && backend_on_device(row.backend, p.ctx->device) && row.can_run(p, why))
+      return &row;
+  }
+  return nullptr;
+}
+
+// Times every row (and variant) that can serve p and keeps the fastest. A row earlier in the
+// ladder keeps its place unless a later one is more than 0.5% faster, so timing noise does not
+// flip between near-equal candidates from one process to the next.
+const GemmRow* tune(GemmProblem& p, GemmTimer& timer, const std::string& key) {
+  const GemmRow* best = nullptr;
+  int best_variant = 0;
+  double best_ms = 0;
+  std::string log;
+  for (const GemmRow& row : gemm_table()) {
+    std::string why;
+    if (!backend_on_device(row.backend, p.ctx->device) || !row.can_run(p, why)) continue;
+    const int n = timer.gemm_variants(p, row);
+    for (int v = 0; v < n; ++v) {
+      const double ms = timer.time_gemm(p, row, v);
+      log += fmt::format(" {}#{}={:.4f}ms", row.name, v, ms);
+      if (ms > 0 && (best == nullptr || ms < best_ms * 0.995)) {
+        best = &row, best_variant = v, best_ms = ms;
+      }
+    }
+  }
+  clear_error();      // a failed candidate must not leave its message behind
+  t_noted = nullptr;  // nor the instance name a candidate noted
+  if (best == nullptr) return nullptr;
+  log_debug(fmt::format("autotune {}: chose {}#{};{}", describe(p), best->name, best_variant, log));
+  autotune::store(key, {best->name, best_variant, best_ms});
+  p.variant = best_variant;
+  return best;
+}
+
+// The autotune hook: nullptr means "use the ladder".
+const GemmRow* pick_tuned(GemmProblem& p) {
+  if (!autotune::enabled()) return nullptr;
+  auto* timer = dynamic_cast<GemmTimer*>(p.ctx->impl.get());
+  if (timer == nullptr) return nullptr;
+  const std::string key = autotune::gemm_key(p, timer->device_key());
+  if (auto e = autotune::lookup(key)) {
+    if (const GemmRow* row = find_row(p, e->row)) {
+      p.variant = e->variant < timer->gemm_variants(p, *row) ? e->variant : 0;
+      return row;
+    }
+  }
+  return tune(p, *timer, key);
+}
+#endif
+
 }  // namespace
 
 void record_dispatch(tc_backend_t backend, const char* instance) {
   t_backend = backend;
-  t_instance = instance;
+  t_instance = t_noted != nullptr ? t_noted : instance;
+  t_noted = nullptr;
 }
 
-const GemmRow* pick_gemm_row(const GemmProblem& p) {
+void note_instance(const char* name) {
+  t_noted = name;
+}
+
+const char* intern_name(const std::string& name) {
+  static std::mutex mu;
+  static std::unordered_set<std::string> names;  // node-based: element addresses are stable
+  std::lock_guard lock(mu);
+  return names.insert(name).first->c_str();
+}
+
+const GemmRow* pick_gemm_row(GemmProblem& p) {
   const bool debug = env::log_debug();
+  p.variant = 0;
+  t_noted = nullptr;
+  if (auto forced = env::get("TC_GEMM_ROW")) return pick_forced(p, *forced);
+#ifdef TC_HAVE_CUDA
+  if (const GemmRow* row = pick_tuned(p)) {
+    if (debug)
+      log_debug(fmt::format("gemm {}: ran {}#{} (autotuned)", describe(p), row->name, p.variant));
+    return row;
+  }
+#endif
   std::string skipped;
   for (const GemmRow& row : gemm_table()) {
     std::string why;
@@ -32,9 +138,7 @@ const GemmRow* pick_gemm_row(const GemmProblem& p) {
       continue;
     }
     if (debug)
-      log_debug(fmt::format("gemm {}x{}x{} {}{} {}: ran {}; skipped:{}", p.d.M, p.d.N, p.d.K,
-                            p.d.transpose_a ? 'T' : 'N', p.d.transpose_b ? 'T' : 'N',
-                            tc_dtype_name(p.d.a_dtype), row.name,
+      log_debug(fmt::format("gemm {}: ran {}; skipped:{}", describe(p), row.name,
                             skipped.empty() ? " none" : skipped));
     return &row;
   }

@@ -22,6 +22,9 @@ struct GemmProblem {
   void* c = nullptr;
   tc_context* ctx = nullptr;
   void* stream = nullptr;  // native stream handle (cudaStream_t) or nullptr
+  // Which configuration of the chosen row runs (cuBLASLt: the index of its heuristic result);
+  // set by the autotuner, 0 = the row's own choice.
+  int variant = 0;
 };
 
 struct GemmRow {
@@ -34,11 +37,18 @@ struct GemmRow {
 
 std::span<const GemmRow> gemm_table();
 
-// Picks the row for `p` (forced backend, autotune cache, then the ladder). Logs the choice
-// under TC_LOG=debug. Returns nullptr with the error message set when no row can serve.
-const GemmRow* pick_gemm_row(const GemmProblem& p);
+// Picks the row for `p` and sets p.variant: TC_GEMM_ROW=<prefix> forces the first row whose
+// name starts with the prefix (tests and benchmarks enumerate rows with it); else the autotune
+// winner for p's class on devices that time candidates (autotune.h); else the ladder. Logs the
+// choice under TC_LOG=debug. Returns nullptr with the error message set when no row can serve.
+const GemmRow* pick_gemm_row(GemmProblem& p);
 
-// Records what ran for tc_last_backend() / tc_last_instance().
+// Records what ran for tc_last_backend() / tc_last_instance(). When the row noted a more
+// specific instance name on this thread while it ran (note_instance), that name is reported.
 void record_dispatch(tc_backend_t backend, const char* instance);
+// Called by a row's run(): `name` (e.g. the planned kernel instance) must outlive the process;
+// intern_name() makes such a copy.
+void note_instance(const char* name);
+const char* intern_name(const std::string& name);
 
 }  // namespace tc

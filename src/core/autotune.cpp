@@ -1,0 +1,169 @@
+#include "core/autotune.h"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <bit>
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "core/env.h"
+
+namespace tc::autotune {
+namespace {
+
+struct Cache {
+  std::mutex mu;
+  std::string path;  // the file `entries` was loaded from
+  bool loaded = false;
+  std::map<std::string, Entry> entries;
+};
+
+Cache& cache() {
+  static Cache c;
+  return c;
+}
+
+std::map<std::string, Entry> read_file(const std::string& path) {
+  std::map<std::string, Entry> out;
+  if (path.empty()) return out;
+  std::ifstream in(path);
+  if (!in) return out;
+  std::stringstream ss;
+  ss << in.rdbuf();
+  if (!parse(ss.str(), &out))
+    log_debug(fmt::format("autotune: {} is malformed; its bad entries are ignored", path));
+  return out;
+}
+
+void load_locked(Cache& c) {
+  std::string path = cache_path();
+  if (c.loaded && path == c.path) return;
+  c.path = path;
+  c.entries = read_file(path);
+  c.loaded = true;
+}
+
+uint64_t pow2_ceil(int64_t x) {
+  return std::bit_ceil(uint64_t(x < 1 ? 1 : x));
+}
+
+// 16-byte pitches and bases: what TMA and 128-bit loads need.
+bool aligned16(const void* p, int64_t ld, int64_t stride, size_t esz) {
+  return reinterpret_cast<uintptr_t>(p) % 16 == 0 && (ld * int64_t(esz)) % 16 == 0 &&
+         (stride * int64_t(esz)) % 16 == 0;
+}
+
+}  // namespace
+
+bool enabled() {
+  auto v = env::get("TC_AUTOTUNE");
+  if (!v) return true;
+  return !(*v == "0" || *v == "off" || *v == "OFF" || *v == "false");
+}
+
+std::string cache_path() {
+  if (auto p = env::get("TC_AUTOTUNE_CACHE")) return *p;
+  if (auto x = env::get("XDG_CACHE_HOME")) return *x + "/tc/autotune.json";
+  if (auto h = env::get("HOME")) return *h + "/.cache/tc/autotune.json";
+  return "";
+}
+
+std::string gemm_key(const GemmProblem& p, const std::string& device_key) {
+  const tc_gemm_desc& d = p.d;
+  const size_t ea = tc_dtype_size(d.a_dtype), eb = tc_dtype_size(d.b_dtype);
+  const size_t ec = tc_dtype_size(d.c_dtype);
+  const bool batched = p.batch > 1;
+  std::string align;
+  align += aligned16(p.a, d.lda, batched ? p.stride_a : 0, ea) ? 'a' : '-';
+  align += aligned16(p.b, d.ldb, batched ? p.stride_b : 0, eb) ? 'b' : '-';
+  align += aligned16(p.c, d.ldc, batched ? p.stride_c : 0, ec) ? 'c' : '-';
+  return fmt::format("gemm {},{}->{} acc {} {}{} m{} n{} k{} b{} {} beta{} | {} | tc {}",
+                     tc_dtype_name(d.a_dtype), tc_dtype_name(d.b_dtype), tc_dtype_name(d.c_dtype),
+                     tc_dtype_name(d.accum_dtype), d.transpose_a ? 'T' : 'N',
+                     d.transpose_b ? 'T' : 'N', pow2_ceil(d.M), pow2_ceil(d.N), pow2_ceil(d.K),
+                     pow2_ceil(p.batch), align, d.beta != 0.0f ? 1 : 0, device_key,
+                     tc_version_string());
+}
+
+std::optional<Entry> lookup(const std::string& key) {
+  Cache& c = cache();
+  std::lock_guard lock(c.mu);
+  load_locked(c);
+  auto it = c.entries.find(key);
+  if (it == c.entries.end()) return std::nullopt;
+  return it->second;
+}
+
+void store(const std::string& key, const Entry& entry) {
+  Cache& c = cache();
+  std::lock_guard lock(c.mu);
+  load_locked(c);
+  c.entries[key] = entry;
+  if (c.path.empty()) return;
+  // Merge what other processes stored since we loaded, ours winning on the same key.
+  std::map<std::string, Entry> merged = read_file(c.path);
+  for (auto& [k, e] : c.entries) merged[k] = e;
+  c.entries = merged;
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::path target(c.path);
+  if (target.has_parent_path()) fs::create_directories(target.parent_path(), ec);
+  static std::atomic<unsigned> serial{0};
+  const std::string tmp = fmt::format("{}.tmp.{}.{}", c.path, getpid(), serial++);
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    out << serialize(merged);
+    out.flush();
+    if (!out) {
+      log_debug(fmt::format("autotune: cannot write {}", tmp));
+      fs::remove(tmp, ec);
+      return;
+    }
+  }
+  fs::rename(tmp, target, ec);  // atomic on POSIX: readers see the old or the new file
+  if (ec) {
+    log_debug(fmt::format("autotune: cannot rename {} to {}: {}", tmp, c.path, ec.message()));
+    fs::remove(tmp, ec);
+  }
+}
+
+bool parse(const std::string& text, std::map<std::string, Entry>* out) {
+  nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded() || !j.is_object() || !j.contains("entries") || !j["entries"].is_object())
+    return false;
+  bool ok = j.value("format", 0) == 1;
+  for (auto& [key, v] : j["entries"].items()) {
+    if (!v.is_object() || !v.contains("row") || !v["row"].is_string() || !v.contains("variant") ||
+        !v["variant"].is_number_integer()) {
+      ok = false;
+      continue;
+    }
+    Entry e;
+    e.row = v["row"].get<std::string>();
+    e.variant = v["variant"].get<int>();
+    e.ms = v.contains("ms") && v["ms"].is_number() ? v["ms"].get<double>() : 0.0;
+    if (e.variant < 0) {
+      ok = false;
+      continue;
+    }
+    (*out)[key] = e;
+  }
+  return ok;
+}
+
+std::string serialize(const std::map<std::string, Entry>& entries) {
+  nlohmann::json j;
+  j["format"] = 1;
+  j["entries"] = nlohmann::json::object();
+  for (auto& [k, e] : entries)
+    j["entries"][k] = {{"row", e.row}, {"variant", e.variant}, {"ms", e.ms}};
+  return j.dump(1) + "\n";
+}
+
+}  // namespace tc::autotune

@@ -1,0 +1,61 @@
+// The autotune cache: which dispatch row (and which of its variants) won the timing for a
+// problem class on a device. The first call of a class on a device that can time candidates
+// (a GemmTimer: CUDA) times every row that can serve it and stores the winner here and on disk;
+// later calls, in this process or the next, go straight to it.
+//
+// Key: op, dtypes, transposes, shape class (M, N, K and batch rounded up to powers of two),
+// operand alignment (TMA and vector loads need 16-byte pitches), device ("NVIDIA H200 sm_90
+// 132 SMs cublasLt 130000") and tc's version, so a new library or GPU never reads stale winners.
+// File: TC_AUTOTUNE_CACHE, else $XDG_CACHE_HOME/tc/autotune.json, else ~/.cache/tc/autotune.json;
+// JSON {"format": 1, "entries": {key: {"row", "variant", "ms"}}}; rewritten atomically (temp file
+// + rename) after merging what other processes wrote meanwhile. TC_AUTOTUNE=0 disables lookups
+// and tuning (the static ladder of gemm_table.cpp decides).
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+
+#include "core/dispatch.h"
+
+namespace tc {
+
+// Implemented by devices that can time GEMM candidates (the CUDA device). Core code reaches it
+// with dynamic_cast on the context's DeviceImpl, so no backend type appears here.
+class GemmTimer {
+ public:
+  virtual ~GemmTimer() = default;
+  // Identifies the device and the versions of the libraries it runs, for cache keys.
+  virtual std::string device_key() const = 0;
+  // How many variants `row` offers for `p` (cuBLASLt: its top heuristic algorithms), >= 1.
+  virtual int gemm_variants(const GemmProblem& p, const GemmRow& row) = 0;
+  // Median milliseconds of one run of `row` (variant `variant`) on `p`, writing a scratch copy
+  // of C, never C itself; negative when the candidate failed.
+  virtual double time_gemm(const GemmProblem& p, const GemmRow& row, int variant) = 0;
+};
+
+namespace autotune {
+
+struct Entry {
+  std::string row;
+  int variant = 0;
+  double ms = 0;
+};
+
+bool enabled();            // TC_AUTOTUNE is not "0" / "off" / "false"
+std::string cache_path();  // "" when no location is known (no HOME)
+std::string gemm_key(const GemmProblem& p, const std::string& device_key);
+
+// Lookups load the file on first use (and again when TC_AUTOTUNE_CACHE changes).
+std::optional<Entry> lookup(const std::string& key);
+// Records in memory and rewrites the file; I/O errors are logged (TC_LOG=debug), not raised:
+// a read-only cache folder only costs tuning again in the next process.
+void store(const std::string& key, const Entry& entry);
+
+// The file format, exposed for tests. parse() returns false on malformed text (entries that
+// are well-formed are still returned).
+bool parse(const std::string& text, std::map<std::string, Entry>* out);
+std::string serialize(const std::map<std::string, Entry>& entries);
+
+}  // namespace autotune
+}  // namespace tc

@@ -1,0 +1,161 @@
+// The cuBLASLt dispatch rows (contract in gemm_cublaslt.h): plan cache, workspace, launch.
+#include "cuda/gemm_cublaslt.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "core/error.h"
+#include "cuda/device.h"
+#include "cuda/gemm_rows.h"
+#include "cuda/i8_pack.h"
+
+namespace tc::cuda {
+namespace {
+
+size_t round256(size_t x) {
+  return (x + 255) / 256 * 256;
+}
+
+// Plans are keyed by everything that shapes the descriptors and the heuristic's answer,
+// pointer alignments included (capped at 256, as cuBLASLt assumes).
+std::string plan_key(const GemmProblem& p) {
+  auto al = [](const void* ptr) {
+    uint64_t v = reinterpret_cast<uintptr_t>(ptr) | 256;
+    return v & (~v + 1);
+  };
+  const tc_gemm_desc& d = p.d;
+  return fmt::format("{} {} {} {} {}{} {} {} {} {} {} {} {} {} {} {} {} {} {} {}", int(d.a_dtype),
+                     int(d.c_dtype), int(d.accum_dtype), int(d.b_dtype), int(d.transpose_a),
+                     int(d.transpose_b), d.M, d.N, d.K, d.lda, d.ldb, d.ldc, p.batch, p.stride_a,
+                     p.stride_b, p.stride_c, al(p.a), al(p.b), al(p.c), d.beta != 0.0f ? 1 : 0);
+}
+
+bool dtypes_are(const GemmProblem& p, tc_dtype_t in, tc_dtype_t accum, std::string& why) {
+  if (p.d.a_dtype == in && p.d.b_dtype == in && p.d.accum_dtype == accum) return true;
+  why = fmt::format("inputs are not {} with {} accumulation", tc_dtype_name(in),
+                    tc_dtype_name(accum));
+  return false;
+}
+
+bool has_plan(const GemmProblem& p, std::string& why) {
+  return device_of(p).cublaslt().plan(p, why) != nullptr;
+}
+
+}  // namespace
+
+tc_status_t CublasLt::create(std::unique_ptr<CublasLt>* out) {
+  auto lt = std::make_unique<CublasLt>();
+  cublasStatus_t st = cublasLtCreate(&lt->h_);
+  if (st != CUBLAS_STATUS_SUCCESS)
+    return fail(TC_ERROR_BACKEND_FAILURE, "cublasLtCreate failed: {}", cublasLtGetStatusString(st));
+  lt->version_ = cublasLtGetVersion();
+  *out = std::move(lt);
+  return TC_SUCCESS;
+}
+
+CublasLt::~CublasLt() {
+  plans_.clear();
+  if (h_) cublasLtDestroy(h_);
+}
+
+std::shared_ptr<const CublasLtPlan> CublasLt::plan(const GemmProblem& p, std::string& why) {
+  const std::string key = plan_key(p);
+  {
+    std::lock_guard lock(mu_);
+    auto it = plans_.find(key);
+    if (it != plans_.end()) {
+      if (!it->second) why = "cuBLASLt has no algorithm for this problem";
+      return it->second;
+    }
+  }
+  auto plan = std::make_shared<CublasLtPlan>();
+  std::shared_ptr<const CublasLtPlan> result;
+  if (build_cublaslt_plan(h_, p, plan.get(), why) == TC_SUCCESS) result = plan;
+  std::lock_guard lock(mu_);
+  if (plans_.size() >= 4096) plans_.clear();  // a bound for processes that see endless shapes
+  plans_[key] = result;  // a failure is remembered too: the heuristic is slow to ask
+  return result;
+}
+
+tc_status_t CublasLt::run(const GemmProblem& p, CudaDevice& dev) {
+  std::string why;
+  auto plan = this->plan(p, why);
+  if (!plan) return fail(TC_ERROR_NOT_SUPPORTED, "cuBLASLt cannot run this GEMM: {}", why);
+  const tc_gemm_desc& d = p.d;
+  const int v = std::clamp(p.variant, 0, int(plan->algos.size()) - 1);
+  const cublasLtMatmulHeuristicResult_t& r = plan->algos[size_t(v)];
+  auto stream = static_cast<cudaStream_t>(p.stream);
+  CudaDevice::Workspace ws;
+  TC_TRY(dev.workspace(p.stream, plan->workspace_bytes(v), &ws));
+  char* w = static_cast<char*>(ws.ptr);
+  void* lt_ws = r.workspaceSize ? w : nullptr;
+  w += round256(r.workspaceSize);
+  const void* lt_a = p.b;  // column-major mapping: cuBLASLt's A is tc's B
+  const void* lt_b = p.a;
+  void* lt_c = p.c;
+  if (plan->pack) {
+    const bool b1 = p.batch > 1;
+    const int ba = b1 && p.stride_a != 0 ? p.batch : 1, bb = b1 && p.stride_b != 0 ? p.batch : 1;
+    auto* pa = reinterpret_cast<int8_t*>(w);
+    auto* pb = reinterpret_cast<int8_t*>(w + plan->pack_a_bytes);
+    // tc's A as M x K (element (m, k)), tc's B as N x K (element (n, k)).
+    cudaError_t e = launch_i8_pack(static_cast<const int8_t*>(p.a), p.stride_a, d.M, d.K,
+                                   d.transpose_a ? 1 : d.lda, d.transpose_a ? d.lda : 1, pa, d.M,
+                                   int(plan->kp), ba, stream);
+    if (e == cudaSuccess)
+      e = launch_i8_pack(static_cast<const int8_t*>(p.b), p.stride_b, d.N, d.K,
+                         d.transpose_b ? d.ldb : 1, d.transpose_b ? 1 : d.ldb, pb, int(plan->n4),
+                         int(plan->kp), bb, stream);
+    if (e != cudaSuccess) return cuda_fail(e, "packing int8 operands for cuBLASLt");
+    lt_a = pb;
+    lt_b = pa;
+    if (plan->scratch_c) lt_c = w + plan->pack_a_bytes + plan->pack_b_bytes;
+  }
+  const float fa = d.alpha, fb = d.beta;
+  const int32_t ia = 1, ib = plan->scratch_c ? 0 : (d.beta != 0.0f ? 1 : 0);
+  const void* alpha = plan->i8 ? static_cast<const void*>(&ia) : &fa;
+  const void* beta = plan->i8 ? static_cast<const void*>(&ib) : &fb;
+  cublasStatus_t st =
+      cublasLtMatmul(h_, plan->op, alpha, lt_a, plan->a, lt_b, plan->b, beta, lt_c, plan->c, lt_c,
+                     plan->c, &r.algo, lt_ws, r.workspaceSize, stream);
+  if (st != CUBLAS_STATUS_SUCCESS)
+    return fail(TC_ERROR_BACKEND_FAILURE, "cublasLtMatmul failed: {}", cublasLtGetStatusString(st));
+  if (plan->scratch_c) {
+    cudaError_t e =
+        launch_i32_add_back(static_cast<const int32_t*>(lt_c), int(plan->n4), d.M, d.N, p.batch,
+                            static_cast<int32_t*>(p.c), d.ldc, p.stride_c, d.beta != 0.0f, stream);
+    if (e != cudaSuccess) return cuda_fail(e, "adding the int8 GEMM's scratch into C");
+  }
+  return TC_SUCCESS;
+}
+
+int cublaslt_variants(const GemmProblem& p) {
+  std::string why;
+  auto plan = device_of(p).cublaslt().plan(p, why);
+  return plan ? int(plan->algos.size()) : 0;
+}
+
+// ---- rows ----------------------------------------------------------------------------------
+bool cublaslt_f32_can_run(const GemmProblem& p, std::string& why) {
+  return dtypes_are(p, TC_DTYPE_F32, TC_DTYPE_F32, why) && has_plan(p, why);
+}
+bool cublaslt_tf32_can_run(const GemmProblem& p, std::string& why) {
+  return dtypes_are(p, TC_DTYPE_F32, TC_DTYPE_TF32, why) && has_plan(p, why);
+}
+bool cublaslt_f16_can_run(const GemmProblem& p, std::string& why) {
+  return dtypes_are(p, TC_DTYPE_F16, TC_DTYPE_F32, why) && has_plan(p, why);
+}
+bool cublaslt_bf16_can_run(const GemmProblem& p, std::string& why) {
+  return dtypes_are(p, TC_DTYPE_BF16, TC_DTYPE_F32, why) && has_plan(p, why);
+}
+bool cublaslt_i8_can_run(const GemmProblem& p, std::string& why) {
+  return dtypes_are(p, TC_DTYPE_I8, TC_DTYPE_I32, why) && has_plan(p, why);
+}
+
+tc_status_t cublaslt_run(const GemmProblem& p) {
+  CudaDevice& dev = device_of(p);
+  return dev.cublaslt().run(p, dev);
+}
+
+}  // namespace tc::cuda

@@ -1,0 +1,72 @@
+// cuBLASLt as dispatch rows: every dtype combination the API accepts (f32 exact with
+// CUBLAS_COMPUTE_32F, TF32 only when accum_dtype asks for it, f16/bf16 -> f16/bf16/f32 with f32
+// accumulation, i8 -> i32), all transposes, any leading dimension, batched as strided batch.
+//
+// tc is row-major and cuBLASLt column-major: C = op(A) op(B) is run as C^T = op(B)^T op(A)^T,
+// so cuBLASLt's "A" is tc's B and its "B" is tc's A, each read in place with its own ld.
+// cuBLASLt's integer kernels take only the "TN" form with dimensions and pitches in multiples
+// of 4; other i8 problems are first copied into K-contiguous, zero-padded operands (and C into
+// a padded scratch when N or ldc is not a multiple of 4), all inside the stream's workspace.
+//
+// Split-K is limited to the reductions that do not depend on timing (none, or a separate pass
+// in the compute type), so results are bitwise repeatable for a given algorithm. The workspace
+// cuBLASLt may use is capped at 32 MiB (NVIDIA's recommendation for Hopper); the plan records
+// what the chosen algorithm really needs.
+#pragma once
+
+#include <cublasLt.h>
+
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "core/dispatch.h"
+
+namespace tc::cuda {
+
+class CudaDevice;
+
+constexpr size_t kCublasLtMaxWorkspace = size_t(32) << 20;
+constexpr int kCublasLtCandidates = 4;  // heuristic results the autotuner times
+
+// One problem signature's descriptors and heuristic results.
+struct CublasLtPlan {
+  cublasLtMatmulDesc_t op = nullptr;
+  cublasLtMatrixLayout_t a = nullptr, b = nullptr, c = nullptr;  // cuBLASLt's A, B, C (= D)
+  std::vector<cublasLtMatmulHeuristicResult_t> algos;
+  bool i8 = false;
+  // i8 repacking (see above); dims of the packed operands.
+  bool pack = false, scratch_c = false;
+  int64_t kp = 0, n4 = 0;
+  size_t pack_a_bytes = 0, pack_b_bytes = 0, scratch_c_bytes = 0;  // tc's A, tc's B, C scratch
+
+  CublasLtPlan() = default;
+  CublasLtPlan(const CublasLtPlan&) = delete;
+  CublasLtPlan& operator=(const CublasLtPlan&) = delete;
+  ~CublasLtPlan();
+  size_t workspace_bytes(int variant) const;
+};
+
+class CublasLt {
+ public:
+  static tc_status_t create(std::unique_ptr<CublasLt>* out);
+  ~CublasLt();
+  size_t version() const { return version_; }
+  // The cached plan for p; nullptr with `why` when cuBLASLt offers no algorithm for it.
+  std::shared_ptr<const CublasLtPlan> plan(const GemmProblem& p, std::string& why);
+  tc_status_t run(const GemmProblem& p, CudaDevice& dev);
+
+ private:
+  cublasLtHandle_t h_ = nullptr;
+  size_t version_ = 0;
+  std::mutex mu_;
+  std::unordered_map<std::string, std::shared_ptr<const CublasLtPlan>> plans_;
+};
+
+// gemm_cublaslt_plan.cpp: builds the plan (descriptors + heuristics) for p.
+tc_status_t build_cublaslt_plan(cublasLtHandle_t h, const GemmProblem& p, CublasLtPlan* plan,
+                                std::string& why);
+
+}  // namespace tc::cuda

@@ -1,0 +1,89 @@
+// Dispatch rows over tc's own kernel families (launchers in gemm_kernels.h): can_run asks the
+// family's planner, run plans again (plans are cheap and depend on the pointers), takes the
+// stream's workspace when the plan needs one, launches, and reports the planned instance name.
+#include <cuda_runtime_api.h>
+
+#include "core/error.h"
+#include "cuda/device.h"
+#include "cuda/gemm_kernels.h"
+#include "cuda/gemm_rows.h"
+
+namespace tc::cuda {
+namespace {
+
+// Launchers return a status without a message; name the instance and the CUDA error.
+tc_status_t launched(tc_status_t st, const GemmPlan& plan) {
+  note_instance(intern_name(plan.name));
+  if (st == TC_SUCCESS) return st;
+  cudaError_t e = cudaGetLastError();
+  return fail(st == TC_ERROR_INTERNAL ? TC_ERROR_INTERNAL : TC_ERROR_BACKEND_FAILURE,
+              "launching {} failed: {}", plan.name,
+              e != cudaSuccess ? cudaGetErrorString(e) : tc_status_string(st));
+}
+
+[[maybe_unused]] tc_status_t not_planned(const std::string& why) {
+  return fail(TC_ERROR_NOT_SUPPORTED, "the kernel cannot serve this GEMM: {}", why);
+}
+
+}  // namespace
+
+#ifdef TC_CUDA_HAVE_GEMM_WGMMA
+bool wgmma_can_run(const GemmProblem& p, std::string& why) {
+  GemmPlan plan;
+  return plan_gemm_wgmma(p, device_of(p).gemm_device(), &plan, why);
+}
+
+tc_status_t wgmma_run(const GemmProblem& p) {
+  CudaDevice& dev = device_of(p);
+  GemmPlan plan;
+  std::string why;
+  if (!plan_gemm_wgmma(p, dev.gemm_device(), &plan, why)) return not_planned(why);
+  CudaDevice::Workspace ws;
+  TC_TRY(dev.workspace(p.stream, plan.workspace_bytes, &ws));
+  return launched(launch_gemm_wgmma(p, plan, ws.ptr), plan);
+}
+#endif
+
+#ifdef TC_CUDA_HAVE_GEMM_MMA
+bool mma_can_run(const GemmProblem& p, std::string& why) {
+  GemmPlan plan;
+  return plan_gemm_mma(p, device_of(p).gemm_device(), &plan, why);
+}
+
+tc_status_t mma_run(const GemmProblem& p) {
+  GemmPlan plan;
+  std::string why;
+  if (!plan_gemm_mma(p, device_of(p).gemm_device(), &plan, why)) return not_planned(why);
+  return launched(launch_gemm_mma(p, plan), plan);
+}
+#endif
+
+#ifdef TC_CUDA_HAVE_GEMM_SKINNY
+bool skinny_can_run(const GemmProblem& p, std::string& why) {
+  GemmPlan plan;
+  return plan_gemm_skinny(p, device_of(p).gemm_device(), &plan, why);
+}
+
+tc_status_t skinny_run(const GemmProblem& p) {
+  GemmPlan plan;
+  std::string why;
+  if (!plan_gemm_skinny(p, device_of(p).gemm_device(), &plan, why)) return not_planned(why);
+  return launched(launch_gemm_skinny(p, plan), plan);
+}
+#endif
+
+#ifdef TC_CUDA_HAVE_GEMM_F32
+bool f32_can_run(const GemmProblem& p, std::string& why) {
+  GemmPlan plan;
+  return plan_gemm_f32(p, device_of(p).gemm_device(), &plan, why);
+}
+
+tc_status_t f32_run(const GemmProblem& p) {
+  GemmPlan plan;
+  std::string why;
+  if (!plan_gemm_f32(p, device_of(p).gemm_device(), &plan, why)) return not_planned(why);
+  return launched(launch_gemm_f32(p, plan), plan);
+}
+#endif
+
+}  // namespace tc::cuda
