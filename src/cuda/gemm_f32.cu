@@ -146,14 +146,27 @@ bool plan_gemm_f32(const GemmProblem& p, const GemmDevice& dev, GemmPlan* plan, 
 
 tc_status_t launch_gemm_f32(const GemmProblem& p, const GemmPlan&) {
   const tc_gemm_desc& d = p.d;
-  F32Args a{static_cast<const float*>(p.a), static_cast<const float*>(p.b),
-            static_cast<float*>(p.c), d.M, d.N, d.K, d.lda, d.ldb, d.ldc, p.stride_a, p.stride_b,
-            p.stride_c, d.alpha, d.beta, d.transpose_a, d.transpose_b};
+  F32Args a{static_cast<const float*>(p.a),
+            static_cast<const float*>(p.b),
+            static_cast<float*>(p.c),
+            d.M,
+            d.N,
+            d.K,
+            d.lda,
+            d.ldb,
+            d.ldc,
+            p.stride_a,
+            p.stride_b,
+            p.stride_c,
+            d.alpha,
+            d.beta,
+            d.transpose_a,
+            d.transpose_b};
   dim3 grid((d.N + 127) / 128, (d.M + 127) / 128, p.batch);
   constexpr int smem = 64 * 256 * 4;  // chunk totals (the tiles are static shared memory)
-  static bool raised = cudaFuncSetAttribute(gemm_f32_kernel,
-                                            cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                            smem) == cudaSuccess;
+  static bool raised =
+      cudaFuncSetAttribute(gemm_f32_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem) ==
+      cudaSuccess;
   if (!raised) return TC_ERROR_BACKEND_FAILURE;
   gemm_f32_kernel<<<grid, 256, smem, static_cast<cudaStream_t>(p.stream)>>>(a);
   return cudaGetLastError() == cudaSuccess ? TC_SUCCESS : TC_ERROR_BACKEND_FAILURE;

@@ -38,8 +38,7 @@ struct GemmPlan {
 // Knob: TC_USE_128_TILE=1 forces the 128x256 tile.
 // p.variant 0 = the built-in heuristic; 1..gemm_wgmma_variant_count() = fixed (BN, split-K)
 // pairs for the autotuner to time: {256,1} {128,1} {128,2} {128,4} {128,8} {256,2} {256,4}.
-bool plan_gemm_wgmma(const GemmProblem& p, const GemmDevice& dev, GemmPlan* plan,
-                     std::string& why);
+bool plan_gemm_wgmma(const GemmProblem& p, const GemmDevice& dev, GemmPlan* plan, std::string& why);
 int gemm_wgmma_variant_count();
 tc_status_t launch_gemm_wgmma(const GemmProblem& p, const GemmPlan& plan, void* workspace);
 

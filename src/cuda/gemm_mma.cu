@@ -28,9 +28,9 @@ struct MmaArgs {
   i32 M, N, K;
   i64 lda, ldb, ldc, sa, sb, sc;
   float alpha, beta;
-  i32 ta, tb;          // stored transposes (as in tc_gemm_desc)
-  i32 vec_a, vec_b;    // operand is K-contiguous with 16-byte rows: vector loads
-  i32 c_type;          // 0 f32, 1 f16, 2 bf16
+  i32 ta, tb;        // stored transposes (as in tc_gemm_desc)
+  i32 vec_a, vec_b;  // operand is K-contiguous with 16-byte rows: vector loads
+  i32 c_type;        // 0 f32, 1 f16, 2 bf16
 };
 
 // Loads a 128 (rows: m or n) x 32 (k) tile of one operand into registers. `kmaj`: element
@@ -40,15 +40,15 @@ struct Stage {
   u16 s[16];   // scalar path
 };
 
-__device__ __forceinline__ void load_tile(Stage& st, const u16* p, i64 ld, i32 rows, i32 K,
-                                          i32 r0, i32 k0, bool kmaj, bool vec) {
+__device__ __forceinline__ void load_tile(Stage& st, const u16* p, i64 ld, i32 rows, i32 K, i32 r0,
+                                          i32 k0, bool kmaj, bool vec) {
   const int t = threadIdx.x;
   if (vec) {
 #pragma unroll
     for (int i = 0; i < 2; ++i) {
       const i32 r = r0 + t / 4 + 64 * i, k = k0 + 8 * (t % 4);
-      st.v[i] = (r < rows && k < K) ? *reinterpret_cast<const uint4*>(p + r * ld + k)
-                                    : uint4{0, 0, 0, 0};
+      st.v[i] =
+          (r < rows && k < K) ? *reinterpret_cast<const uint4*>(p + r * ld + k) : uint4{0, 0, 0, 0};
     }
   } else if (kmaj) {
 #pragma unroll
@@ -141,7 +141,7 @@ __global__ void __launch_bounds__(256) gemm_mma_kernel(const MmaArgs a) {
       for (int nj = 0; nj < 2; ++nj) {
         u32 r[4];
         ldmatrix_x4(r, &sB[buf][32 * wn + 16 * nj + lane % 8 + 8 * (lane / 16)]
-                           [16 * ks + 8 * ((lane / 8) % 2)]);
+                          [16 * ks + 8 * ((lane / 8) % 2)]);
         fb[2 * nj] = FragB16x8{{r[0], r[1]}};
         fb[2 * nj + 1] = FragB16x8{{r[2], r[3]}};
       }
@@ -165,7 +165,9 @@ __global__ void __launch_bounds__(256) gemm_mma_kernel(const MmaArgs a) {
     epilogue<T, bf16>(a, acc, wm0, wn0);
 }
 
-bool aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
+bool aligned16(const void* p) {
+  return reinterpret_cast<uintptr_t>(p) % 16 == 0;
+}
 
 }  // namespace
 
@@ -182,8 +184,8 @@ bool plan_gemm_mma(const GemmProblem& p, const GemmDevice& dev, GemmPlan* plan, 
     why = "mma.sync kernel: batch or M tiles beyond the grid limit";
     return false;
   }
-  plan->name = std::string("gemm_mma_") + (d.a_dtype == TC_DTYPE_F16 ? "f16" : "bf16") +
-               "_f32_" + (d.transpose_a ? "t" : "n") + (d.transpose_b ? "t" : "n") +
+  plan->name = std::string("gemm_mma_") + (d.a_dtype == TC_DTYPE_F16 ? "f16" : "bf16") + "_f32_" +
+               (d.transpose_a ? "t" : "n") + (d.transpose_b ? "t" : "n") +
                "_bm128_bn128_bk32_s2_any";
   plan->grid = 0;
   plan->workspace_bytes = 0;

@@ -45,9 +45,8 @@ cudaError_t launch_pack(const void* src, void* dst, int esz, int batch, long lon
     pack_kernel<i8><<<grid, block, 0, stream>>>(static_cast<const i8*>(src), static_cast<i8*>(dst),
                                                 src_batch, rows, cols, sr, sc, ld);
   else
-    pack_kernel<u16><<<grid, block, 0, stream>>>(static_cast<const u16*>(src),
-                                                 static_cast<u16*>(dst), src_batch, rows, cols,
-                                                 sr, sc, ld);
+    pack_kernel<u16><<<grid, block, 0, stream>>>(
+        static_cast<const u16*>(src), static_cast<u16*>(dst), src_batch, rows, cols, sr, sc, ld);
   return cudaGetLastError();
 }
 
@@ -80,10 +79,18 @@ cudaError_t launch_splitk_reduce(const WgmmaArgs& args, cudaStream_t stream) {
   const int rows = args.M < 2048 / cols + 1 ? args.M : 2048 / cols + 1;
   dim3 grid(cols, rows, args.batch);
   switch (args.c_type) {
-    case CType::f32: splitk_reduce_kernel<float, float><<<grid, 128, 0, stream>>>(args); break;
-    case CType::f16: splitk_reduce_kernel<f16, float><<<grid, 128, 0, stream>>>(args); break;
-    case CType::bf16: splitk_reduce_kernel<bf16, float><<<grid, 128, 0, stream>>>(args); break;
-    case CType::i32: splitk_reduce_kernel<i32, i32><<<grid, 128, 0, stream>>>(args); break;
+    case CType::f32:
+      splitk_reduce_kernel<float, float><<<grid, 128, 0, stream>>>(args);
+      break;
+    case CType::f16:
+      splitk_reduce_kernel<f16, float><<<grid, 128, 0, stream>>>(args);
+      break;
+    case CType::bf16:
+      splitk_reduce_kernel<bf16, float><<<grid, 128, 0, stream>>>(args);
+      break;
+    case CType::i32:
+      splitk_reduce_kernel<i32, i32><<<grid, 128, 0, stream>>>(args);
+      break;
   }
   return cudaGetLastError();
 }

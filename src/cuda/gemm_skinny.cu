@@ -22,7 +22,6 @@ constexpr int kWarps = 8, kRows = 16;
 // Chunks loaded before the first use: 8 x 2 rows = 16 16-byte loads in flight per lane when
 // M <= 8 (A rows 8..15 are known zero, so their registers are free), 4 x 2 when M <= 16.
 
-
 struct SkinnyArgs {
   const void* a;
   const void* b;
@@ -63,8 +62,7 @@ __global__ void __launch_bounds__(256, 2) gemm_skinny_kernel(const SkinnyArgs a)
       const i32 k = (c + u) * 32 + 8 * q;
       const bool kin = c + u < c1 && k < a.K;
 #pragma unroll
-      for (int j = 0; j < 2; ++j)
-        w[u][j] = kin ? ld_stream_16(brow[j] + k) : uint4{0, 0, 0, 0};
+      for (int j = 0; j < 2; ++j) w[u][j] = kin ? ld_stream_16(brow[j] + k) : uint4{0, 0, 0, 0};
       x0[u] = ld_a(reinterpret_cast<const u8*>(A + i64(g) * a.lda + k), kin && row0);
       x1[u] = M16 ? ld_a(reinterpret_cast<const u8*>(A + i64(g + 8) * a.lda + k), kin && row1)
                   : uint4{0, 0, 0, 0};
@@ -112,7 +110,9 @@ __global__ void __launch_bounds__(256, 2) gemm_skinny_kernel(const SkinnyArgs a)
   }
 }
 
-bool aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
+bool aligned16(const void* p) {
+  return reinterpret_cast<uintptr_t>(p) % 16 == 0;
+}
 
 }  // namespace
 
@@ -144,8 +144,10 @@ bool plan_gemm_skinny(const GemmProblem& p, const GemmDevice& dev, GemmPlan* pla
 
 tc_status_t launch_gemm_skinny(const GemmProblem& p, const GemmPlan& plan) {
   const tc_gemm_desc& d = p.d;
-  SkinnyArgs a{p.a, p.b, p.c, d.M, d.N, d.K, d.lda, d.ldb, d.ldc, d.alpha, d.beta,
-               d.c_dtype == TC_DTYPE_F32 ? 0 : d.c_dtype == TC_DTYPE_F16 ? 1 : 2};
+  SkinnyArgs a{p.a,     p.b,    p.c,
+               d.M,     d.N,    d.K,
+               d.lda,   d.ldb,  d.ldc,
+               d.alpha, d.beta, d.c_dtype == TC_DTYPE_F32 ? 0 : d.c_dtype == TC_DTYPE_F16 ? 1 : 2};
   auto stream = static_cast<cudaStream_t>(p.stream);
   const bool m16 = d.M > 8;
   if (d.a_dtype == TC_DTYPE_F16)

@@ -12,14 +12,18 @@
 namespace tc::cuda {
 namespace {
 
-size_t align256(size_t x) { return (x + 255) / 256 * 256; }
-int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+size_t align256(size_t x) {
+  return (x + 255) / 256 * 256;
+}
+int64_t ceil_div(int64_t a, int64_t b) {
+  return (a + b - 1) / b;
+}
 
 // Geometry of one operand as TMA sees it: `outer` rows of `inner` contiguous elements.
 struct Operand {
-  bool mn_major;     // inner dimension is M (A) or N (B), not K
+  bool mn_major;  // inner dimension is M (A) or N (B), not K
   int64_t inner, outer, ld, stride;
-  bool pack;         // copy into the workspace first
+  bool pack;            // copy into the workspace first
   bool pack_transpose;  // the copy also transposes (s8 operands that are not K-major)
   int64_t packed_ld;
 };
@@ -66,7 +70,9 @@ bool env_flag(const char* name) {
 
 }  // namespace
 
-int gemm_wgmma_variant_count() { return kWgmmaVariantCount; }
+int gemm_wgmma_variant_count() {
+  return kWgmmaVariantCount;
+}
 
 bool plan_gemm_wgmma(const GemmProblem& p, const GemmDevice& dev, GemmPlan* plan,
                      std::string& why) {
@@ -147,8 +153,7 @@ tc_status_t launch_gemm_wgmma(const GemmProblem& p, const GemmPlan& plan, void* 
   // The plan must have been made for these pointers (alignment decides packing).
   const size_t need = packed_bytes(p, a, esz) + packed_bytes(p, b, esz) +
                       (plan.splits > 1 ? size_t(p.batch) * plan.splits * d.M * d.N * 4 : 0);
-  if (need > plan.workspace_bytes || (need > 0 && workspace == nullptr))
-    return TC_ERROR_INTERNAL;
+  if (need > plan.workspace_bytes || (need > 0 && workspace == nullptr)) return TC_ERROR_INTERNAL;
   char* ws = static_cast<char*>(workspace);
   const void* base[2] = {p.a, p.b};
   Operand* ops[2] = {&a, &b};
@@ -210,8 +215,7 @@ tc_status_t launch_gemm_wgmma(const GemmProblem& p, const GemmPlan& plan, void* 
   else if (d.a_dtype == TC_DTYPE_F16)
     e = launch_wgmma_f16(a.mn_major, b.mn_major, plan.bn, map[0], map[1], args, plan.grid, stream);
   else
-    e = launch_wgmma_bf16(a.mn_major, b.mn_major, plan.bn, map[0], map[1], args, plan.grid,
-                          stream);
+    e = launch_wgmma_bf16(a.mn_major, b.mn_major, plan.bn, map[0], map[1], args, plan.grid, stream);
   if (e == cudaSuccess && plan.splits > 1) e = launch_splitk_reduce(args, stream);
   return e == cudaSuccess ? TC_SUCCESS : TC_ERROR_BACKEND_FAILURE;
 }

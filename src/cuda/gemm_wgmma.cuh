@@ -35,8 +35,8 @@ struct WgmmaArgs {
   void* c;
   i64 ldc, stride_c;
   CType c_type;
-  i32 c_vec2;      // C rows/pointer allow 2-element stores
-  void* partial;   // split-K partials (splits > 1), else nullptr
+  i32 c_vec2;     // C rows/pointer allow 2-element stores
+  void* partial;  // split-K partials (splits > 1), else nullptr
 };
 
 constexpr int kWgmmaBM = 128;
@@ -259,9 +259,15 @@ __global__ void __launch_bounds__(384, 1)
         store_tile<i32, BN>(args, d, u, row_base);
       } else {
         switch (args.c_type) {
-          case CType::f32: store_tile<float, BN>(args, d, u, row_base); break;
-          case CType::f16: store_tile<f16, BN>(args, d, u, row_base); break;
-          default: store_tile<bf16, BN>(args, d, u, row_base); break;
+          case CType::f32:
+            store_tile<float, BN>(args, d, u, row_base);
+            break;
+          case CType::f16:
+            store_tile<f16, BN>(args, d, u, row_base);
+            break;
+          default:
+            store_tile<bf16, BN>(args, d, u, row_base);
+            break;
         }
       }
     }

@@ -12,9 +12,10 @@ static cudaError_t by_bn(int bn, const TmaMap& ma, const TmaMap& mb, const Wgmma
 }
 
 cudaError_t launch_wgmma_f16(int ta, int tb, int bn, const TmaMap& ma, const TmaMap& mb,
-                            const WgmmaArgs& args, int grid, cudaStream_t stream) {
-  if (ta) return tb ? by_bn<1, 1>(bn, ma, mb, args, grid, stream)
-                    : by_bn<1, 0>(bn, ma, mb, args, grid, stream);
+                             const WgmmaArgs& args, int grid, cudaStream_t stream) {
+  if (ta)
+    return tb ? by_bn<1, 1>(bn, ma, mb, args, grid, stream)
+              : by_bn<1, 0>(bn, ma, mb, args, grid, stream);
   return tb ? by_bn<0, 1>(bn, ma, mb, args, grid, stream)
             : by_bn<0, 0>(bn, ma, mb, args, grid, stream);
 }

@@ -73,9 +73,12 @@ double bound_for(const Case& c) {
   if (c.d.a_dtype == TC_DTYPE_I8) return 0;  // exact
   if (c.d.a_dtype == TC_DTYPE_F32 && c.d.accum_dtype == TC_DTYPE_TF32) return 2e-3;
   switch (c.d.c_dtype) {
-    case TC_DTYPE_BF16: return 8e-3;
-    case TC_DTYPE_F16: return 1.5e-3;
-    default: return c.d.a_dtype == TC_DTYPE_F32 ? 1e-6 : 2e-5;
+    case TC_DTYPE_BF16:
+      return 8e-3;
+    case TC_DTYPE_F16:
+      return 1.5e-3;
+    default:
+      return c.d.a_dtype == TC_DTYPE_F32 ? 1e-6 : 2e-5;
   }
 }
 
@@ -107,10 +110,10 @@ int main(int argc, char** argv) {
     p0.stream = stream;
     // Rotated input sets: enough that one pass over them exceeds twice the L2.
     const size_t bytes_a = c.bytes_a(), bytes_b = c.bytes_b(), bytes_c = c.bytes_c();
-    const int sets = c.timed ? int(std::clamp<size_t>(
-                                   (2 * size_t(prop.l2CacheSize)) / (bytes_a + bytes_b + 1) + 1,
-                                   1, 8))
-                             : 1;
+    const int sets = c.timed
+                         ? int(std::clamp<size_t>(
+                               (2 * size_t(prop.l2CacheSize)) / (bytes_a + bytes_b + 1) + 1, 1, 8))
+                         : 1;
     std::vector<void*> A(sets), B(sets);
     static uint64_t seed = 12345;
     for (int s = 0; s < sets; ++s) {

@@ -6,8 +6,8 @@ namespace lab {
 namespace {
 
 // A GEMM case with contiguous (or padded by `pad` elements) leading dimensions.
-Case gemm(const char* name, Kind kind, tc_dtype_t in, tc_dtype_t out, int M, int N, int K,
-          bool ta, bool tb, float alpha = 1.f, float beta = 0.f, int pad = 0) {
+Case gemm(const char* name, Kind kind, tc_dtype_t in, tc_dtype_t out, int M, int N, int K, bool ta,
+          bool tb, float alpha = 1.f, float beta = 0.f, int pad = 0) {
   Case c;
   c.name = name;
   c.kind = kind;
@@ -52,8 +52,8 @@ std::vector<Case> make_cases() {
                    false, 0.75f, 0.25f));
   v.push_back(gemm("wgmma_bf16_f32_nt_64x264x8192_splitk", W, BF, F32, 64, 264, 8192, false, true));
   {
-    Case c = gemm("wgmma_bf16_bf16_nn_misaligned_ptr_100x136x72", W, BF, BF, 100, 136, 72, false,
-                  false);
+    Case c =
+        gemm("wgmma_bf16_bf16_nn_misaligned_ptr_100x136x72", W, BF, BF, 100, 136, 72, false, false);
     c.a_offset = 2;  // 2-byte aligned A: TMA-illegal base, packed path
     c.c_offset = 2;
     v.push_back(c);
@@ -88,8 +88,8 @@ std::vector<Case> make_cases() {
   for (int t = 0; t < 4; ++t)
     v.push_back(gemm(("wgmma_s8_s32_" + std::string(tn[t]) + "_130x264x200").c_str(), W, I8, I32,
                      130, 264, 200, t & 2, t & 1, 1.f, t == 1 ? 1.f : 0.f));
-  v.push_back(gemm("wgmma_s8_s32_nt_odd_77x91x103", W, I8, I32, 77, 91, 103, false, true, 1.f, 0.f,
-                   3));
+  v.push_back(
+      gemm("wgmma_s8_s32_nt_odd_77x91x103", W, I8, I32, 77, 91, 103, false, true, 1.f, 0.f, 3));
   v.push_back(timed(gemm("s8_nt_4096^3", W, I8, I32, 4096, 4096, 4096, false, true)));
   v.push_back(timed(gemm("s8_nt_8192^3", W, I8, I32, 8192, 8192, 8192, false, true)));
   v.push_back(timed(gemm("s8_nn_4096^3_packed", W, I8, I32, 4096, 4096, 4096, false, false)));
@@ -110,18 +110,19 @@ std::vector<Case> make_cases() {
     c.a_offset = 2;
     v.push_back(c);
   }
-  v.push_back(timed(gemm("mma_bf16_nn_4095x4097x4099", MM, BF, BF, 4095, 4097, 4099, false, false)));
+  v.push_back(
+      timed(gemm("mma_bf16_nn_4095x4097x4099", MM, BF, BF, 4095, 4097, 4099, false, false)));
   v.push_back(timed(gemm("mma_bf16_nt_4096^3", MM, BF, BF, 4096, 4096, 4096, false, true)));
   // --- decode (M <= 16): B = weights stored N x K ------------------------------------------
   const Kind SK = Kind::skinny;
-  v.push_back(gemm("skinny_bf16_bf16_m5_1000x520_ab", SK, BF, BF, 5, 1000, 520, false, true, 0.5f,
-                   1.0f));
+  v.push_back(
+      gemm("skinny_bf16_bf16_m5_1000x520_ab", SK, BF, BF, 5, 1000, 520, false, true, 0.5f, 1.0f));
   v.push_back(gemm("skinny_f16_f32_m16_77x8200", SK, F16, F32, 16, 77, 8200, false, true));
   for (int m : {1, 4, 16}) {
     const int shapes[3][2] = {{4096, 4096}, {14336, 4096}, {4096, 14336}};  // N x K
     for (auto& nk : shapes) {
-      const std::string name = "decode_f16_m" + std::to_string(m) + "_W" +
-                               std::to_string(nk[0]) + "x" + std::to_string(nk[1]);
+      const std::string name = "decode_f16_m" + std::to_string(m) + "_W" + std::to_string(nk[0]) +
+                               "x" + std::to_string(nk[1]);
       Case c = timed(gemm(name.c_str(), SK, F16, F16, m, nk[0], nk[1], false, true));
       c.decode = true;
       v.push_back(c);
@@ -129,8 +130,8 @@ std::vector<Case> make_cases() {
   }
   // --- wgmma variant sweep on the shapes the heuristic serves worst ------------------------
   for (int var = 1; var <= tc::cuda::gemm_wgmma_variant_count(); ++var) {
-    const int shapes[4][3] = {{1000, 1000, 1000}, {127, 4096, 4096}, {8192, 128, 8192},
-                              {4095, 4097, 4099}};
+    const int shapes[4][3] = {
+        {1000, 1000, 1000}, {127, 4096, 4096}, {8192, 128, 8192}, {4095, 4097, 4099}};
     for (auto& s : shapes) {
       const std::string name = "sweep_v" + std::to_string(var) + "_bf16_" + std::to_string(s[0]) +
                                "x" + std::to_string(s[1]) + "x" + std::to_string(s[2]);
@@ -160,11 +161,21 @@ bool plan_case(const Case& c, const tc::GemmProblem& p, const tc::cuda::GemmDevi
                Instance* inst, std::string& why) {
   bool ok = false;
   switch (c.kind) {
-    case Kind::wgmma: ok = tc::cuda::plan_gemm_wgmma(p, dev, &inst->plan, why); break;
-    case Kind::mma: ok = tc::cuda::plan_gemm_mma(p, dev, &inst->plan, why); break;
-    case Kind::skinny: ok = tc::cuda::plan_gemm_skinny(p, dev, &inst->plan, why); break;
-    case Kind::f32: ok = tc::cuda::plan_gemm_f32(p, dev, &inst->plan, why); break;
-    default: why = "kernel family not built into this lab"; return false;
+    case Kind::wgmma:
+      ok = tc::cuda::plan_gemm_wgmma(p, dev, &inst->plan, why);
+      break;
+    case Kind::mma:
+      ok = tc::cuda::plan_gemm_mma(p, dev, &inst->plan, why);
+      break;
+    case Kind::skinny:
+      ok = tc::cuda::plan_gemm_skinny(p, dev, &inst->plan, why);
+      break;
+    case Kind::f32:
+      ok = tc::cuda::plan_gemm_f32(p, dev, &inst->plan, why);
+      break;
+    default:
+      why = "kernel family not built into this lab";
+      return false;
   }
   inst->name = inst->plan.name;
   inst->workspace_bytes = inst->plan.workspace_bytes;
@@ -173,11 +184,16 @@ bool plan_case(const Case& c, const tc::GemmProblem& p, const tc::cuda::GemmDevi
 
 tc_status_t run_case(const Case& c, const tc::GemmProblem& p, const Instance& inst, void* ws) {
   switch (c.kind) {
-    case Kind::wgmma: return tc::cuda::launch_gemm_wgmma(p, inst.plan, ws);
-    case Kind::mma: return tc::cuda::launch_gemm_mma(p, inst.plan);
-    case Kind::skinny: return tc::cuda::launch_gemm_skinny(p, inst.plan);
-    case Kind::f32: return tc::cuda::launch_gemm_f32(p, inst.plan);
-    default: return TC_ERROR_NOT_SUPPORTED;
+    case Kind::wgmma:
+      return tc::cuda::launch_gemm_wgmma(p, inst.plan, ws);
+    case Kind::mma:
+      return tc::cuda::launch_gemm_mma(p, inst.plan);
+    case Kind::skinny:
+      return tc::cuda::launch_gemm_skinny(p, inst.plan);
+    case Kind::f32:
+      return tc::cuda::launch_gemm_f32(p, inst.plan);
+    default:
+      return TC_ERROR_NOT_SUPPORTED;
   }
 }
 

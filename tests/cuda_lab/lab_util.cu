@@ -29,26 +29,37 @@ __global__ void fill_kernel(T* p, size_t n, uint64_t seed) {
 void fill_random(void* p, tc_dtype_t t, size_t n, uint64_t seed, cudaStream_t s) {
   const int grid = 132 * 8, block = 256;
   switch (t) {
-    case TC_DTYPE_F16: fill_kernel<<<grid, block, 0, s>>>(static_cast<__half*>(p), n, seed); break;
+    case TC_DTYPE_F16:
+      fill_kernel<<<grid, block, 0, s>>>(static_cast<__half*>(p), n, seed);
+      break;
     case TC_DTYPE_BF16:
       fill_kernel<<<grid, block, 0, s>>>(static_cast<__nv_bfloat16*>(p), n, seed);
       break;
-    case TC_DTYPE_I8: fill_kernel<<<grid, block, 0, s>>>(static_cast<int8_t*>(p), n, seed); break;
+    case TC_DTYPE_I8:
+      fill_kernel<<<grid, block, 0, s>>>(static_cast<int8_t*>(p), n, seed);
+      break;
     case TC_DTYPE_I32:
       fill_kernel<<<grid, block, 0, s>>>(static_cast<int32_t*>(p), n, seed);
       break;
-    default: fill_kernel<<<grid, block, 0, s>>>(static_cast<float*>(p), n, seed); break;
+    default:
+      fill_kernel<<<grid, block, 0, s>>>(static_cast<float*>(p), n, seed);
+      break;
   }
   LAB_CHECK(cudaGetLastError());
 }
 
 static cudaDataType_t cuda_type(tc_dtype_t t) {
   switch (t) {
-    case TC_DTYPE_F16: return CUDA_R_16F;
-    case TC_DTYPE_BF16: return CUDA_R_16BF;
-    case TC_DTYPE_I8: return CUDA_R_8I;
-    case TC_DTYPE_I32: return CUDA_R_32I;
-    default: return CUDA_R_32F;
+    case TC_DTYPE_F16:
+      return CUDA_R_16F;
+    case TC_DTYPE_BF16:
+      return CUDA_R_16BF;
+    case TC_DTYPE_I8:
+      return CUDA_R_8I;
+    case TC_DTYPE_I32:
+      return CUDA_R_32I;
+    default:
+      return CUDA_R_32F;
   }
 }
 
@@ -57,10 +68,10 @@ cublasStatus_t cublas_gemm(cublasHandle_t h, const tc::GemmProblem& p, void* c) 
   cublasSetStream(h, static_cast<cudaStream_t>(p.stream));
   const bool i8 = d.a_dtype == TC_DTYPE_I8;
   const bool f32 = d.a_dtype == TC_DTYPE_F32;
-  cublasComputeType_t ct = i8 ? CUBLAS_COMPUTE_32I
-                           : f32 ? (d.accum_dtype == TC_DTYPE_TF32 ? CUBLAS_COMPUTE_32F_FAST_TF32
-                                                                   : CUBLAS_COMPUTE_32F)
-                                 : CUBLAS_COMPUTE_32F;
+  cublasComputeType_t ct =
+      i8    ? CUBLAS_COMPUTE_32I
+      : f32 ? (d.accum_dtype == TC_DTYPE_TF32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F)
+            : CUBLAS_COMPUTE_32F;
   int32_t ia = 1, ib = int32_t(d.beta);
   const void* alpha = i8 ? static_cast<const void*>(&ia) : &d.alpha;
   const void* beta = i8 ? static_cast<const void*>(&ib) : &d.beta;

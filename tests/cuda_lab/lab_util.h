@@ -15,14 +15,13 @@
 
 #include "core/dispatch.h"
 
-#define LAB_CHECK(x)                                                                  \
-  do {                                                                                \
-    cudaError_t e_ = (x);                                                             \
-    if (e_ != cudaSuccess) {                                                          \
-      std::fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x,                 \
-                   cudaGetErrorString(e_));                                           \
-      std::exit(2);                                                                   \
-    }                                                                                 \
+#define LAB_CHECK(x)                                                                           \
+  do {                                                                                         \
+    cudaError_t e_ = (x);                                                                      \
+    if (e_ != cudaSuccess) {                                                                   \
+      std::fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
+      std::exit(2);                                                                            \
+    }                                                                                          \
   } while (0)
 
 namespace lab {
@@ -35,15 +34,22 @@ inline size_t dsize(tc_dtype_t t) {
 // (seed, index): fresh inputs per case, reproducible per seed.
 void fill_random(void* p, tc_dtype_t t, size_t n, uint64_t seed, cudaStream_t s = nullptr);
 // Fills bytes with 0xFF: NaN for every float type, -1 for ints.
-inline void poison(void* p, size_t bytes) { LAB_CHECK(cudaMemset(p, 0xFF, bytes)); }
+inline void poison(void* p, size_t bytes) {
+  LAB_CHECK(cudaMemset(p, 0xFF, bytes));
+}
 
 inline double to_double(const void* p, tc_dtype_t t, size_t i) {
   switch (t) {
-    case TC_DTYPE_F16: return __half2float(static_cast<const __half*>(p)[i]);
-    case TC_DTYPE_BF16: return __bfloat162float(static_cast<const __nv_bfloat16*>(p)[i]);
-    case TC_DTYPE_I8: return static_cast<const int8_t*>(p)[i];
-    case TC_DTYPE_I32: return static_cast<const int32_t*>(p)[i];
-    default: return static_cast<const float*>(p)[i];
+    case TC_DTYPE_F16:
+      return __half2float(static_cast<const __half*>(p)[i]);
+    case TC_DTYPE_BF16:
+      return __bfloat162float(static_cast<const __nv_bfloat16*>(p)[i]);
+    case TC_DTYPE_I8:
+      return static_cast<const int8_t*>(p)[i];
+    case TC_DTYPE_I32:
+      return static_cast<const int32_t*>(p)[i];
+    default:
+      return static_cast<const float*>(p)[i];
   }
 }
 
@@ -55,14 +61,14 @@ struct HostMats {
 // op(A)(i, k) of batch b, in double.
 inline double a_at(const tc::GemmProblem& p, const HostMats& h, int b, int i, int k) {
   const auto& d = p.d;
-  size_t off = size_t(b) * p.stride_a + (d.transpose_a ? size_t(k) * d.lda + i
-                                                       : size_t(i) * d.lda + k);
+  size_t off =
+      size_t(b) * p.stride_a + (d.transpose_a ? size_t(k) * d.lda + i : size_t(i) * d.lda + k);
   return to_double(h.a.data(), d.a_dtype, off);
 }
 inline double b_at(const tc::GemmProblem& p, const HostMats& h, int b, int k, int j) {
   const auto& d = p.d;
-  size_t off = size_t(b) * p.stride_b + (d.transpose_b ? size_t(j) * d.ldb + k
-                                                       : size_t(k) * d.ldb + j);
+  size_t off =
+      size_t(b) * p.stride_b + (d.transpose_b ? size_t(j) * d.ldb + k : size_t(k) * d.ldb + j);
   return to_double(h.b.data(), d.b_dtype, off);
 }
 

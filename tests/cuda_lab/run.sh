@@ -12,4 +12,5 @@ build=${LAB_BUILD:-$here/../../build-cuda-lab}
   cmake --build "$build" -j "$(nproc)"
 } >"$out/build.log" 2>&1 || { tail -50 "$out/build.log"; exit 2; }
 grep -E "registers|spill|Serializ|C7514|C7511|C7508" "$out/build.log" | sort | uniq -c >"$out/resources.txt" || true
+"$build/nvrtc_check" "$here/../../src" 2>&1 | tee "$out/nvrtc.log"
 "$build/cuda_lab" "${2:-}" 2>&1 | tee "$out/lab.log"

@@ -26,7 +26,7 @@ __device__ __forceinline__ void mma_16816(FragC16x8& c, const FragA16x16& a, con
 
 template <>
 __device__ __forceinline__ void mma_16816<bf16>(FragC16x8& c, const FragA16x16& a,
-                                               const FragB16x8& b) {
+                                                const FragB16x8& b) {
   asm volatile(
       "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
       "{%8,%9}, {%0,%1,%2,%3};"
@@ -35,7 +35,7 @@ __device__ __forceinline__ void mma_16816<bf16>(FragC16x8& c, const FragA16x16& 
 }
 template <>
 __device__ __forceinline__ void mma_16816<f16>(FragC16x8& c, const FragA16x16& a,
-                                              const FragB16x8& b) {
+                                               const FragB16x8& b) {
   asm volatile(
       "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
       "{%8,%9}, {%0,%1,%2,%3};"

@@ -4,8 +4,8 @@
 #pragma once
 
 #include <cuda.h>
-#include <cuda_runtime.h>
 #include <cudaTypedefs.h>
+#include <cuda_runtime.h>
 
 #include <cstdint>
 
@@ -19,7 +19,7 @@ inline PFN_cuTensorMapEncodeTiled_v12000 tma_encoder() {
     void* p = nullptr;
     cudaDriverEntryPointQueryResult q{};
     if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &p, 12000, cudaEnableDefault,
-                                        &q) != cudaSuccess ||
+                                         &q) != cudaSuccess ||
         q != cudaDriverEntryPointSuccess)
       return static_cast<PFN_cuTensorMapEncodeTiled_v12000>(nullptr);
     return reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(p);
@@ -29,8 +29,12 @@ inline PFN_cuTensorMapEncodeTiled_v12000 tma_encoder() {
 
 // Whether a row pitch / batch stride (bytes) and base pointer are legal for TMA: both must be
 // multiples of 16 bytes (cuda.h, cuTensorMapEncodeTiled).
-inline bool tma_pitch_ok(uint64_t bytes) { return bytes % 16 == 0 && bytes < (uint64_t(1) << 40); }
-inline bool tma_base_ok(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
+inline bool tma_pitch_ok(uint64_t bytes) {
+  return bytes % 16 == 0 && bytes < (uint64_t(1) << 40);
+}
+inline bool tma_base_ok(const void* p) {
+  return reinterpret_cast<uintptr_t>(p) % 16 == 0;
+}
 
 // A 3-D map over a batch of row-major matrices of `elem_bytes`-byte elements: `inner` elements
 // per row (contiguous), `outer` rows `pitch` bytes apart, `batch` matrices `batch_pitch` bytes
@@ -49,9 +53,8 @@ inline bool tma_encode_3d(TmaMap* map, const void* base, uint32_t elem_bytes, ui
   cuuint32_t box[3] = {box_inner, box_outer, 1};
   cuuint32_t estr[3] = {1, 1, 1};
   CUresult r = enc(reinterpret_cast<CUtensorMap*>(map), dt, 3, const_cast<void*>(base), dims,
-                   strides, box, estr, CU_TENSOR_MAP_INTERLEAVE_NONE,
-                   CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
-                   CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+                   strides, box, estr, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+                   CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   return r == CUDA_SUCCESS;
 }
 

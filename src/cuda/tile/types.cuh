@@ -34,13 +34,17 @@ struct is_same<A, A> {
 
 static_assert(sizeof(i64) == 8 && sizeof(u32) == 4 && sizeof(bf16) == 2, "int sizes");
 
-__device__ __forceinline__ float to_f32(bf16 x) { return __uint_as_float(u32(x.bits) << 16); }
+__device__ __forceinline__ float to_f32(bf16 x) {
+  return __uint_as_float(u32(x.bits) << 16);
+}
 __device__ __forceinline__ float to_f32(f16 x) {
   float f;
   asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(x.bits));
   return f;
 }
-__device__ __forceinline__ float to_f32(float x) { return x; }
+__device__ __forceinline__ float to_f32(float x) {
+  return x;
+}
 
 template <class T>
 __device__ __forceinline__ T from_f32(float x);

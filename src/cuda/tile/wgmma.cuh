@@ -52,7 +52,7 @@ struct Wgmma16;
 template <int N>
 struct WgmmaS8;
 
-
+// clang-format off
 template <int TA, int TB>
 struct Wgmma16<256, bf16, TA, TB> {
   __device__ __forceinline__ static void run(float (&d)[128], u64 da, u64 db, u32 accumulate) {
@@ -118,6 +118,7 @@ struct WgmmaS8<128> {
         : "l"(da), "l"(db), "r"(accumulate));
   }
 };
+// clang-format on
 
 // setmaxnreg: moves registers between warpgroups (producer gives, consumers take).
 template <int R>
