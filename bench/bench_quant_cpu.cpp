@@ -135,13 +135,22 @@ void print_quant_report(const QuantBenchReport& r, std::FILE* f) {
 
 #ifdef TC_BENCH_QUANT_MAIN
 #include <cstdlib>
-// bench_quant_cpu [N K [seconds]]: the standalone form used until `tc bench quant` calls it.
+// bench_quant_cpu [N K [seconds [M,M,...]]]: the standalone form until `tc bench quant` calls it.
 int main(int argc, char** argv) {
   const int N = argc > 2 ? std::atoi(argv[1]) : 4096;
   const int K = argc > 2 ? std::atoi(argv[2]) : 4096;
   const double secs = argc > 3 ? std::atof(argv[3]) : 1.0;
+  std::vector<int> ms = {1, 4, 8};
+  if (argc > 4) {
+    ms.clear();
+    for (const char* p = argv[4]; *p;) {
+      ms.push_back(std::atoi(p));
+      while (*p && *p != ',') ++p;
+      if (*p == ',') ++p;
+    }
+  }
   tc::bench::QuantBenchReport r;
-  if (!tc::bench::bench_quant_cpu(N, K, {1, 4, 8}, secs, &r)) {
+  if (!tc::bench::bench_quant_cpu(N, K, ms, secs, &r)) {
     std::fprintf(stderr, "error: %s\n", tc_last_error_message());
     return 1;
   }
