@@ -60,10 +60,10 @@ struct Attr {
   std::string name;
   Loc loc;
   struct Arg {
-    std::string key;            // `P in [...]`, `M = e`; empty for a plain expression
+    std::string key;  // `P in [...]`, `M = e`; empty for a plain expression
     Loc loc;
-    ExprP value;                // `M = e` or a plain expression
-    std::vector<ExprP> list;    // `P in [v1, v2]`
+    ExprP value;              // `M = e` or a plain expression
+    std::vector<ExprP> list;  // `P in [v1, v2]`
     bool is_list = false;
   };
   std::vector<Arg> args;

@@ -23,7 +23,8 @@ BoundArgs bind_args(const ir::Kernel& k, std::span<const Arg> args) {
       continue;
     }
     if (!std::holds_alternative<TensorView>(args[i]))
-      throw Error("argument '" + a.name + "' of '" + k.name + "' is a tensor but a scalar was given");
+      throw Error("argument '" + a.name + "' of '" + k.name +
+                  "' is a tensor but a scalar was given");
     const TensorView& t = std::get<TensorView>(args[i]);
     if (t.dtype != a.dt)
       throw Error("argument '" + a.name + "' of '" + k.name + "' must be " + dtype_name(a.dt) +
@@ -32,7 +33,8 @@ BoundArgs bind_args(const ir::Kernel& k, std::span<const Arg> args) {
       throw Error("argument '" + a.name + "' of '" + k.name + "' must have " +
                   std::to_string(a.dims.size()) + " dimensions, got " +
                   std::to_string(t.shape.size()));
-    if (!t.data) throw Error("argument '" + a.name + "' of '" + k.name + "' has a null data pointer");
+    if (!t.data)
+      throw Error("argument '" + a.name + "' of '" + k.name + "' has a null data pointer");
     for (size_t d = 0; d < a.dims.size(); ++d) {
       int64_t v = t.shape[d];
       if (v <= 0 || v > INT32_MAX)
@@ -71,11 +73,16 @@ std::string check_aligned(const ir::Kernel& k, const std::vector<int64_t>& dims)
 int64_t eval_host(const ir::Kernel& k, const ir::NodeP& n, const BoundArgs& b) {
   using ir::Op;
   switch (n->op) {
-    case Op::Const: return static_cast<int64_t>(n->cval);
-    case Op::Dim: return b.dims[n->idx];
-    case Op::Param: return static_cast<int64_t>(b.scalars[n->idx]);
-    case Op::Cast: return static_cast<int64_t>(round_to(n->type.dt, double(eval_host(k, n->args[0], b))));
-    default: break;
+    case Op::Const:
+      return static_cast<int64_t>(n->cval);
+    case Op::Dim:
+      return b.dims[n->idx];
+    case Op::Param:
+      return static_cast<int64_t>(b.scalars[n->idx]);
+    case Op::Cast:
+      return static_cast<int64_t>(round_to(n->type.dt, double(eval_host(k, n->args[0], b))));
+    default:
+      break;
   }
   if (n->args.size() == 2)
     return static_cast<int64_t>(ir::eval_scalar_op(*n, double(eval_host(k, n->args[0], b)),

@@ -13,8 +13,12 @@ NodeP make_const(double v, VType t) {
   n->cval = t.weak && is_float(t.dt) ? v : round_to(t.dt, v);
   return n;
 }
-NodeP int_const(int64_t v, bool weak) { return make_const(double(v), {DType::I32, {}, weak}); }
-NodeP float_const(double v, bool weak) { return make_const(v, {DType::F32, {}, weak}); }
+NodeP int_const(int64_t v, bool weak) {
+  return make_const(double(v), {DType::I32, {}, weak});
+}
+NodeP float_const(double v, bool weak) {
+  return make_const(v, {DType::F32, {}, weak});
+}
 NodeP make_leaf(Op op, int idx, VType t) {
   auto n = std::make_shared<Node>();
   n->op = op;
@@ -61,59 +65,98 @@ DType promote(const VType& a, const VType& b, Loc loc, const char* what) {
   bool fa = is_float(a.dt), fb = is_float(b.dt);
   if (fa && fb) {
     if (a.dt == DType::F32 || b.dt == DType::F32) return DType::F32;
-    throw CompileError(loc, std::string("'") + what + "' mixes f16 and bf16; cast one side "
-                                                      "with f16(), bf16() or f32()");
+    throw CompileError(loc, std::string("'") + what +
+                                "' mixes f16 and bf16; cast one side "
+                                "with f16(), bf16() or f32()");
   }
   if (fa) return a.dt;
   if (fb) return b.dt;
   return DType::I32;  // i8 with i32
 }
 
-bool is_cmp(Op op) { return op >= Op::Lt && op <= Op::Ne; }
+bool is_cmp(Op op) {
+  return op >= Op::Lt && op <= Op::Ne;
+}
 
 const char* op_name(Op op) {
   switch (op) {
-    case Op::Neg: return "neg";
-    case Op::Not: return "not";
-    case Op::Add: return "add";
-    case Op::Sub: return "sub";
-    case Op::Mul: return "mul";
-    case Op::Div: return "div";
-    case Op::Mod: return "mod";
-    case Op::Lt: return "lt";
-    case Op::Le: return "le";
-    case Op::Gt: return "gt";
-    case Op::Ge: return "ge";
-    case Op::Eq: return "eq";
-    case Op::Ne: return "ne";
-    case Op::And: return "and";
-    case Op::Or: return "or";
-    case Op::Min: return "min";
-    case Op::Max: return "max";
-    case Op::Cdiv: return "cdiv";
-    case Op::Cast: return "cast";
-    case Op::Full: return "full";
-    case Op::Load: return "load";
-    case Op::Dot: return "dot";
-    case Op::DotT: return "dot_t";
-    case Op::Reduce: return "reduce";
-    default: return "?";
+    case Op::Neg:
+      return "neg";
+    case Op::Not:
+      return "not";
+    case Op::Add:
+      return "add";
+    case Op::Sub:
+      return "sub";
+    case Op::Mul:
+      return "mul";
+    case Op::Div:
+      return "div";
+    case Op::Mod:
+      return "mod";
+    case Op::Lt:
+      return "lt";
+    case Op::Le:
+      return "le";
+    case Op::Gt:
+      return "gt";
+    case Op::Ge:
+      return "ge";
+    case Op::Eq:
+      return "eq";
+    case Op::Ne:
+      return "ne";
+    case Op::And:
+      return "and";
+    case Op::Or:
+      return "or";
+    case Op::Min:
+      return "min";
+    case Op::Max:
+      return "max";
+    case Op::Cdiv:
+      return "cdiv";
+    case Op::Cast:
+      return "cast";
+    case Op::Full:
+      return "full";
+    case Op::Load:
+      return "load";
+    case Op::Dot:
+      return "dot";
+    case Op::DotT:
+      return "dot_t";
+    case Op::Reduce:
+      return "reduce";
+    default:
+      return "?";
   }
 }
 
 static const char* op_symbol(Op op) {
   switch (op) {
-    case Op::Add: return "+";
-    case Op::Sub: return "-";
-    case Op::Mul: return "*";
-    case Op::Div: return "/";
-    case Op::Mod: return "%";
-    case Op::And: return "&&";
-    case Op::Or: return "||";
-    case Op::Min: return "min";
-    case Op::Max: return "max";
-    case Op::Cdiv: return "cdiv";
-    default: return "comparison";
+    case Op::Add:
+      return "+";
+    case Op::Sub:
+      return "-";
+    case Op::Mul:
+      return "*";
+    case Op::Div:
+      return "/";
+    case Op::Mod:
+      return "%";
+    case Op::And:
+      return "&&";
+    case Op::Or:
+      return "||";
+    case Op::Min:
+      return "min";
+    case Op::Max:
+      return "max";
+    case Op::Cdiv:
+      return "cdiv";
+    default:
+      return "comparison";
   }
 }
 
@@ -150,7 +193,8 @@ NodeP binary(Op op, NodeP a, NodeP b, Loc loc) {
   n->op = op;
   n->type = t;
   n->args = {a, b};
-  if (a->op == Op::Const && b->op == Op::Const) return make_const(eval_scalar_op(*n, a->cval, b->cval), t);
+  if (a->op == Op::Const && b->op == Op::Const)
+    return make_const(eval_scalar_op(*n, a->cval, b->cval), t);
   // x * 1, x + 0: keep the IR of inlined code identical to code written by hand either way.
   if (t.dt == a->type.dt && t.shape == a->type.shape && b->op == Op::Const) {
     if ((op == Op::Mul || op == Op::Div) && b->cval == 1) return a;
@@ -179,8 +223,8 @@ NodeP unary(Op op, NodeP a, Loc loc) {
 NodeP math(const std::string& fn, NodeP a, Loc loc) {
   bool int_ok = fn == "abs" || fn == "relu";
   if (a->type.dt == DType::Bool || (!int_ok && !is_float(a->type.dt) && !a->type.weak))
-    throw CompileError(loc, "'" + fn + "' needs a floating-point operand, got " +
-                                type_str(a->type));
+    throw CompileError(loc,
+                       "'" + fn + "' needs a floating-point operand, got " + type_str(a->type));
   auto n = std::make_shared<Node>();
   n->op = Op::Math;
   n->fn = fn;

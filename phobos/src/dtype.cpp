@@ -7,12 +7,18 @@ namespace phobos {
 
 const char* dtype_name(DType t) {
   switch (t) {
-    case DType::F32: return "f32";
-    case DType::F16: return "f16";
-    case DType::BF16: return "bf16";
-    case DType::I32: return "i32";
-    case DType::I8: return "i8";
-    case DType::Bool: return "bool";
+    case DType::F32:
+      return "f32";
+    case DType::F16:
+      return "f16";
+    case DType::BF16:
+      return "bf16";
+    case DType::I32:
+      return "i32";
+    case DType::I8:
+      return "i8";
+    case DType::Bool:
+      return "bool";
   }
   return "?";
 }
@@ -29,9 +35,15 @@ std::optional<DType> dtype_from_name(std::string_view n) {
 
 size_t dtype_size(DType t) {
   switch (t) {
-    case DType::F32: case DType::I32: return 4;
-    case DType::F16: case DType::BF16: return 2;
-    case DType::I8: case DType::Bool: return 1;
+    case DType::F32:
+    case DType::I32:
+      return 4;
+    case DType::F16:
+    case DType::BF16:
+      return 2;
+    case DType::I8:
+    case DType::Bool:
+      return 1;
   }
   return 0;
 }
@@ -100,9 +112,12 @@ float bf16_to_f32(uint16_t h) {
 
 double round_to(DType t, double v) {
   switch (t) {
-    case DType::F32: return static_cast<float>(v);
-    case DType::F16: return f16_to_f32(f32_to_f16(static_cast<float>(v)));
-    case DType::BF16: return bf16_to_f32(f32_to_bf16(static_cast<float>(v)));
+    case DType::F32:
+      return static_cast<float>(v);
+    case DType::F16:
+      return f16_to_f32(f32_to_f16(static_cast<float>(v)));
+    case DType::BF16:
+      return bf16_to_f32(f32_to_bf16(static_cast<float>(v)));
     case DType::I32: {
       if (!std::isfinite(v)) return 0;
       double tr = std::trunc(v);
@@ -114,31 +129,50 @@ double round_to(DType t, double v) {
       long long i = static_cast<long long>(std::fmod(std::trunc(v), 256.0));
       return static_cast<int8_t>(static_cast<uint8_t>(i & 0xff));
     }
-    case DType::Bool: return v != 0 ? 1 : 0;
+    case DType::Bool:
+      return v != 0 ? 1 : 0;
   }
   return v;
 }
 
 double load_elem(DType t, const void* base, int64_t i) {
   switch (t) {
-    case DType::F32: return static_cast<const float*>(base)[i];
-    case DType::F16: return f16_to_f32(static_cast<const uint16_t*>(base)[i]);
-    case DType::BF16: return bf16_to_f32(static_cast<const uint16_t*>(base)[i]);
-    case DType::I32: return static_cast<const int32_t*>(base)[i];
-    case DType::I8: return static_cast<const int8_t*>(base)[i];
-    case DType::Bool: return static_cast<const uint8_t*>(base)[i] ? 1 : 0;
+    case DType::F32:
+      return static_cast<const float*>(base)[i];
+    case DType::F16:
+      return f16_to_f32(static_cast<const uint16_t*>(base)[i]);
+    case DType::BF16:
+      return bf16_to_f32(static_cast<const uint16_t*>(base)[i]);
+    case DType::I32:
+      return static_cast<const int32_t*>(base)[i];
+    case DType::I8:
+      return static_cast<const int8_t*>(base)[i];
+    case DType::Bool:
+      return static_cast<const uint8_t*>(base)[i] ? 1 : 0;
   }
   return 0;
 }
 
 void store_elem(DType t, void* base, int64_t i, double v) {
   switch (t) {
-    case DType::F32: static_cast<float*>(base)[i] = static_cast<float>(v); break;
-    case DType::F16: static_cast<uint16_t*>(base)[i] = f32_to_f16(static_cast<float>(v)); break;
-    case DType::BF16: static_cast<uint16_t*>(base)[i] = f32_to_bf16(static_cast<float>(v)); break;
-    case DType::I32: static_cast<int32_t*>(base)[i] = static_cast<int32_t>(round_to(t, v)); break;
-    case DType::I8: static_cast<int8_t*>(base)[i] = static_cast<int8_t>(round_to(t, v)); break;
-    case DType::Bool: static_cast<uint8_t*>(base)[i] = v != 0; break;
+    case DType::F32:
+      static_cast<float*>(base)[i] = static_cast<float>(v);
+      break;
+    case DType::F16:
+      static_cast<uint16_t*>(base)[i] = f32_to_f16(static_cast<float>(v));
+      break;
+    case DType::BF16:
+      static_cast<uint16_t*>(base)[i] = f32_to_bf16(static_cast<float>(v));
+      break;
+    case DType::I32:
+      static_cast<int32_t*>(base)[i] = static_cast<int32_t>(round_to(t, v));
+      break;
+    case DType::I8:
+      static_cast<int8_t*>(base)[i] = static_cast<int8_t>(round_to(t, v));
+      break;
+    case DType::Bool:
+      static_cast<uint8_t*>(base)[i] = v != 0;
+      break;
   }
 }
 

@@ -20,6 +20,8 @@ bool exact_float();
 double round_value(DType dt, double v);  // round_to, unless exact_float() and dt is a float
 
 // Evaluates the Cast of `v` (already rounded to its source type) into `dt`.
-inline double eval_cast(DType dt, double v) { return round_value(dt, v); }
+inline double eval_cast(DType dt, double v) {
+  return round_value(dt, v);
+}
 
 }  // namespace phobos::ir

@@ -21,9 +21,12 @@ struct Value {
 // Element (i, j) of `v` broadcast to a result of rank `r`.
 inline double at(const Value& v, int64_t i, int64_t j) {
   switch (v.shape.size()) {
-    case 0: return v.d[0];
-    case 1: return v.d[v.shape[0] == 1 ? 0 : j];
-    default: return v.d[(v.shape[0] == 1 ? 0 : i) * v.shape[1] + (v.shape[1] == 1 ? 0 : j)];
+    case 0:
+      return v.d[0];
+    case 1:
+      return v.d[v.shape[0] == 1 ? 0 : j];
+    default:
+      return v.d[(v.shape[0] == 1 ? 0 : i) * v.shape[1] + (v.shape[1] == 1 ? 0 : j)];
   }
 }
 
@@ -39,7 +42,8 @@ class Interp {
         for (auto* n : {&s.value, &s.lo, &s.hi, &s.step, &s.cond})
           walk_node(*n, [&](const Node& x) { per_thread |= x.op == Op::Ctx && x.idx / 3 == 1; });
         for (auto& sl : s.slices)
-          walk_node(sl.start, [&](const Node& x) { per_thread |= x.op == Op::Ctx && x.idx / 3 == 1; });
+          walk_node(sl.start,
+                    [&](const Node& x) { per_thread |= x.op == Op::Ctx && x.idx / 3 == 1; });
         scan(s.body);
         scan(s.else_body);
       }
@@ -93,25 +97,36 @@ class Interp {
     Value r;
     r.shape = n->type.shape;
     switch (n->op) {
-      case Op::Const: r.d = {n->cval}; return r;
+      case Op::Const:
+        r.d = {n->cval};
+        return r;
       case Op::Ctx: {
         int kind = n->idx / 3, ax = n->idx % 3;
         r.d = {double(kind == 0 ? block_[ax] : kind == 1 ? (ax == 0 ? thread_ : 0) : grid_[ax])};
         return r;
       }
-      case Op::Dim: r.d = {double(a_.dims[n->idx])}; return r;
-      case Op::Param: r.d = {a_.scalars[n->idx]}; return r;
-      case Op::Reg: return regs_[n->idx];
+      case Op::Dim:
+        r.d = {double(a_.dims[n->idx])};
+        return r;
+      case Op::Param:
+        r.d = {a_.scalars[n->idx]};
+        return r;
+      case Op::Reg:
+        return regs_[n->idx];
       case Op::Full: {
         double v = eval(n->args[0]).d[0];
         r.d.assign(n->type.numel(), v);
         return r;
       }
-      case Op::Load: return load(n);
+      case Op::Load:
+        return load(n);
       case Op::Dot:
-      case Op::DotT: return dot(n);
-      case Op::Reduce: return reduce(n);
-      default: break;
+      case Op::DotT:
+        return dot(n);
+      case Op::Reduce:
+        return reduce(n);
+      default:
+        break;
     }
     r.d.resize(n->type.numel());
     int64_t R = r.rows(), C = r.cols();
@@ -162,7 +177,8 @@ class Interp {
     for (int64_t i = 0; i < R; ++i)
       for (int64_t j = 0; j < C; ++j) {
         double s = 0;
-        for (int64_t q = 0; q < K; ++q) s += a.d[i * K + q] * (tr ? b.d[j * K + q] : b.d[q * C + j]);
+        for (int64_t q = 0; q < K; ++q)
+          s += a.d[i * K + q] * (tr ? b.d[j * K + q] : b.d[q * C + j]);
         r.d[i * C + j] = round_value(n->type.dt, s);
       }
     return r;
@@ -180,9 +196,12 @@ class Interp {
       double acc = n->fn == "sum" ? 0.0 : n->fn == "max" ? -INFINITY : INFINITY;
       for (int64_t q = 0; q < inner; ++q) {
         double v = rows ? t.d[q * C + o] : t.d[o * C + q];
-        if (n->fn == "sum") acc += v;
-        else if (std::isnan(v) || std::isnan(acc)) acc = NAN;
-        else acc = n->fn == "max" ? std::max(acc, v) : std::min(acc, v);
+        if (n->fn == "sum")
+          acc += v;
+        else if (std::isnan(v) || std::isnan(acc))
+          acc = NAN;
+        else
+          acc = n->fn == "max" ? std::max(acc, v) : std::min(acc, v);
       }
       r.d[o] = round_value(n->type.dt, acc);
     }
@@ -192,7 +211,9 @@ class Interp {
   void exec(const std::vector<Stmt>& body) {
     for (auto& s : body) {
       switch (s.kind) {
-        case Stmt::Def: regs_[s.reg] = eval(s.value); break;
+        case Stmt::Def:
+          regs_[s.reg] = eval(s.value);
+          break;
         case Stmt::Store: {
           Value v = eval(s.value);
           const TensorView& t = a_.tensors[s.tensor];
@@ -201,8 +222,10 @@ class Interp {
             int64_t off = offset(s.tensor, idx, &inside);
             if (!inside) return;
             double x = v.d.size() == 1 ? v.d[0] : v.d[e];
-            if (f64_) (*f64_)[s.tensor][off] = x;
-            else store_elem(t.dtype, t.data, off, x);
+            if (f64_)
+              (*f64_)[s.tensor][off] = x;
+            else
+              store_elem(t.dtype, t.data, off, x);
           });
           break;
         }
@@ -217,8 +240,10 @@ class Interp {
           break;
         }
         case Stmt::If:
-          if (eval(s.cond).d[0] != 0) exec(s.body);
-          else exec(s.else_body);
+          if (eval(s.cond).d[0] != 0)
+            exec(s.body);
+          else
+            exec(s.else_body);
           break;
       }
     }

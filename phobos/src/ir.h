@@ -32,12 +32,36 @@ struct VType {
 std::string type_str(const VType& t);
 
 enum class Op {
-  Const, Ctx, Dim, Param, Reg,                 // leaves
-  Neg, Not, Add, Sub, Mul, Div, Mod,          // arithmetic
-  Lt, Le, Gt, Ge, Eq, Ne, And, Or,             // comparison / logic
-  Math,                                        // unary elementwise fn (name in `fn`)
-  Min, Max, Cdiv, Cast, Full,                  // binary elementwise, ceil-div, cast, splat
-  Load, Dot, DotT, Reduce,                     // tile ops
+  Const,
+  Ctx,
+  Dim,
+  Param,
+  Reg,  // leaves
+  Neg,
+  Not,
+  Add,
+  Sub,
+  Mul,
+  Div,
+  Mod,  // arithmetic
+  Lt,
+  Le,
+  Gt,
+  Ge,
+  Eq,
+  Ne,
+  And,
+  Or,    // comparison / logic
+  Math,  // unary elementwise fn (name in `fn`)
+  Min,
+  Max,
+  Cdiv,
+  Cast,
+  Full,  // binary elementwise, ceil-div, cast, splat
+  Load,
+  Dot,
+  DotT,
+  Reduce,  // tile ops
 };
 
 struct Node;
@@ -52,10 +76,10 @@ struct Slice {
 struct Node {
   Op op;
   VType type;
-  double cval = 0;           // Const
-  int idx = 0;               // Ctx: kind*3+axis (0 block, 1 thread, 2 grid); Dim/Param/Reg/Load arg
-  int axis = 0;              // Reduce axis
-  std::string fn;            // Math name; Reduce: sum|max|min
+  double cval = 0;  // Const
+  int idx = 0;      // Ctx: kind*3+axis (0 block, 1 thread, 2 grid); Dim/Param/Reg/Load arg
+  int axis = 0;     // Reduce axis
+  std::string fn;   // Math name; Reduce: sum|max|min
   std::vector<NodeP> args;
   std::vector<Slice> slices;  // Load
 };

@@ -29,14 +29,22 @@ static std::string num(double v, DType dt, bool weak) {
 std::string print_expr(const Kernel& k, const NodeP& n) {
   static const char* ctx[3] = {"block", "thread", "grid"};
   switch (n->op) {
-    case Op::Const: return num(n->cval, n->type.dt, n->type.weak);
-    case Op::Ctx: return std::string(ctx[n->idx / 3]) + "." + char('x' + n->idx % 3);
-    case Op::Dim: return k.dims[n->idx];
-    case Op::Param: return k.args[n->idx].name;
-    case Op::Reg: return "%" + k.regs[n->idx].name;
-    case Op::Math: return n->fn + "(" + print_expr(k, n->args[0]) + ")";
-    case Op::Cast: return std::string(dtype_name(n->type.dt)) + "(" + print_expr(k, n->args[0]) + ")";
-    case Op::Full: return "full" + shape_str(n->type.shape) + "(" + print_expr(k, n->args[0]) + ")";
+    case Op::Const:
+      return num(n->cval, n->type.dt, n->type.weak);
+    case Op::Ctx:
+      return std::string(ctx[n->idx / 3]) + "." + char('x' + n->idx % 3);
+    case Op::Dim:
+      return k.dims[n->idx];
+    case Op::Param:
+      return k.args[n->idx].name;
+    case Op::Reg:
+      return "%" + k.regs[n->idx].name;
+    case Op::Math:
+      return n->fn + "(" + print_expr(k, n->args[0]) + ")";
+    case Op::Cast:
+      return std::string(dtype_name(n->type.dt)) + "(" + print_expr(k, n->args[0]) + ")";
+    case Op::Full:
+      return "full" + shape_str(n->type.shape) + "(" + print_expr(k, n->args[0]) + ")";
     case Op::Reduce:
       return n->fn + "(" + print_expr(k, n->args[0]) + ", axis " + std::to_string(n->axis) + ")";
     case Op::Dot:
@@ -44,7 +52,8 @@ std::string print_expr(const Kernel& k, const NodeP& n) {
       return std::string(op_name(n->op)) + "<" + dtype_name(n->type.dt) + ">(" +
              print_expr(k, n->args[0]) + ", " + print_expr(k, n->args[1]) + ")";
     case Op::Load: {
-      std::string s = "load " + (n->idx >= 0 ? k.args[n->idx].name : print_expr(k, n->args[0])) + "[";
+      std::string s =
+          "load " + (n->idx >= 0 ? k.args[n->idx].name : print_expr(k, n->args[0])) + "[";
       for (size_t i = 0; i < n->slices.size(); ++i) {
         const Slice& sl = n->slices[i];
         s += (i ? ", " : "") + print_expr(k, sl.start);
@@ -52,15 +61,18 @@ std::string print_expr(const Kernel& k, const NodeP& n) {
       }
       return s + "]";
     }
-    case Op::Neg: return "-" + print_expr(k, n->args[0]);
-    case Op::Not: return "!" + print_expr(k, n->args[0]);
+    case Op::Neg:
+      return "-" + print_expr(k, n->args[0]);
+    case Op::Not:
+      return "!" + print_expr(k, n->args[0]);
     case Op::Min:
     case Op::Max:
     case Op::Cdiv:
       return std::string(op_name(n->op)) + "(" + print_expr(k, n->args[0]) + ", " +
              print_expr(k, n->args[1]) + ")";
     default: {
-      static const char* sym[] = {"+", "-", "*", "/", "%", "<", "<=", ">", ">=", "==", "!=", "&&", "||"};
+      static const char* sym[] = {
+          "+", "-", "*", "/", "%", "<", "<=", ">", ">=", "==", "!=", "&&", "||"};
       int i = static_cast<int>(n->op) - static_cast<int>(Op::Add);
       return "(" + print_expr(k, n->args[0]) + " " + sym[i] + " " + print_expr(k, n->args[1]) + ")";
     }
@@ -75,9 +87,11 @@ static void print_body(const Kernel& k, const std::vector<Stmt>& body, int ind, 
       case Stmt::Def: {
         const Reg& r = k.regs[s.reg];
         // The first definition carries the type; later ones are plain updates.
-        if (seen[s.reg]) o += pad + "%" + r.name + " = " + print_expr(k, s.value) + "\n";
-        else o += pad + "%" + r.name + ": " + type_str(r.type) + (r.mut ? " var" : "") + " = " +
-                  print_expr(k, s.value) + "\n";
+        if (seen[s.reg])
+          o += pad + "%" + r.name + " = " + print_expr(k, s.value) + "\n";
+        else
+          o += pad + "%" + r.name + ": " + type_str(r.type) + (r.mut ? " var" : "") + " = " +
+               print_expr(k, s.value) + "\n";
         seen[s.reg] = true;
         break;
       }

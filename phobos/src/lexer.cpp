@@ -8,43 +8,80 @@ namespace phobos {
 
 const char* tok_name(Tok t) {
   switch (t) {
-    case Tok::Ident: return "identifier";
-    case Tok::Int: return "integer literal";
-    case Tok::Float: return "float literal";
-    case Tok::String: return "string literal";
-    case Tok::Newline: return "end of line";
-    case Tok::Eof: return "end of file";
-    case Tok::LParen: return "'('";
-    case Tok::RParen: return "')'";
-    case Tok::LBracket: return "'['";
-    case Tok::RBracket: return "']'";
-    case Tok::LBrace: return "'{'";
-    case Tok::RBrace: return "'}'";
-    case Tok::Comma: return "','";
-    case Tok::Colon: return "':'";
-    case Tok::Semi: return "';'";
-    case Tok::Dot: return "'.'";
-    case Tok::At: return "'@'";
-    case Tok::ColonPlus: return "':+'";
-    case Tok::Assign: return "'='";
-    case Tok::PlusEq: return "'+='";
-    case Tok::MinusEq: return "'-='";
-    case Tok::StarEq: return "'*='";
-    case Tok::SlashEq: return "'/='";
-    case Tok::Plus: return "'+'";
-    case Tok::Minus: return "'-'";
-    case Tok::Star: return "'*'";
-    case Tok::Slash: return "'/'";
-    case Tok::Percent: return "'%'";
-    case Tok::Lt: return "'<'";
-    case Tok::Le: return "'<='";
-    case Tok::Gt: return "'>'";
-    case Tok::Ge: return "'>='";
-    case Tok::EqEq: return "'=='";
-    case Tok::Ne: return "'!='";
-    case Tok::AndAnd: return "'&&'";
-    case Tok::OrOr: return "'||'";
-    case Tok::Bang: return "'!'";
+    case Tok::Ident:
+      return "identifier";
+    case Tok::Int:
+      return "integer literal";
+    case Tok::Float:
+      return "float literal";
+    case Tok::String:
+      return "string literal";
+    case Tok::Newline:
+      return "end of line";
+    case Tok::Eof:
+      return "end of file";
+    case Tok::LParen:
+      return "'('";
+    case Tok::RParen:
+      return "')'";
+    case Tok::LBracket:
+      return "'['";
+    case Tok::RBracket:
+      return "']'";
+    case Tok::LBrace:
+      return "'{'";
+    case Tok::RBrace:
+      return "'}'";
+    case Tok::Comma:
+      return "','";
+    case Tok::Colon:
+      return "':'";
+    case Tok::Semi:
+      return "';'";
+    case Tok::Dot:
+      return "'.'";
+    case Tok::At:
+      return "'@'";
+    case Tok::ColonPlus:
+      return "':+'";
+    case Tok::Assign:
+      return "'='";
+    case Tok::PlusEq:
+      return "'+='";
+    case Tok::MinusEq:
+      return "'-='";
+    case Tok::StarEq:
+      return "'*='";
+    case Tok::SlashEq:
+      return "'/='";
+    case Tok::Plus:
+      return "'+'";
+    case Tok::Minus:
+      return "'-'";
+    case Tok::Star:
+      return "'*'";
+    case Tok::Slash:
+      return "'/'";
+    case Tok::Percent:
+      return "'%'";
+    case Tok::Lt:
+      return "'<'";
+    case Tok::Le:
+      return "'<='";
+    case Tok::Gt:
+      return "'>'";
+    case Tok::Ge:
+      return "'>='";
+    case Tok::EqEq:
+      return "'=='";
+    case Tok::Ne:
+      return "'!='";
+    case Tok::AndAnd:
+      return "'&&'";
+    case Tok::OrOr:
+      return "'||'";
+    case Tok::Bang:
+      return "'!'";
   }
   return "token";
 }
@@ -94,8 +131,8 @@ struct Lexer {
       while (std::isdigit(static_cast<unsigned char>(peek()))) adv();
     }
     if (std::isalpha(static_cast<unsigned char>(peek())) || peek() == '_')
-      throw CompileError(here(), std::string("unexpected character '") + peek() +
-                                     "' after number literal");
+      throw CompileError(here(),
+                         std::string("unexpected character '") + peek() + "' after number literal");
     Token t{is_float ? Tok::Float : Tok::Int, s.substr(b, i - b), l};
     errno = 0;
     if (is_float) {
@@ -148,40 +185,95 @@ struct Lexer {
       auto two = [&](char a, char b) { return c == a && peek(1) == b; };
       Tok k;
       int n = 2;
-      if (two(':', '+')) k = Tok::ColonPlus;
-      else if (two('+', '=')) k = Tok::PlusEq;
-      else if (two('-', '=')) k = Tok::MinusEq;
-      else if (two('*', '=')) k = Tok::StarEq;
-      else if (two('/', '=')) k = Tok::SlashEq;
-      else if (two('<', '=')) k = Tok::Le;
-      else if (two('>', '=')) k = Tok::Ge;
-      else if (two('=', '=')) k = Tok::EqEq;
-      else if (two('!', '=')) k = Tok::Ne;
-      else if (two('&', '&')) k = Tok::AndAnd;
-      else if (two('|', '|')) k = Tok::OrOr;
+      if (two(':', '+'))
+        k = Tok::ColonPlus;
+      else if (two('+', '='))
+        k = Tok::PlusEq;
+      else if (two('-', '='))
+        k = Tok::MinusEq;
+      else if (two('*', '='))
+        k = Tok::StarEq;
+      else if (two('/', '='))
+        k = Tok::SlashEq;
+      else if (two('<', '='))
+        k = Tok::Le;
+      else if (two('>', '='))
+        k = Tok::Ge;
+      else if (two('=', '='))
+        k = Tok::EqEq;
+      else if (two('!', '='))
+        k = Tok::Ne;
+      else if (two('&', '&'))
+        k = Tok::AndAnd;
+      else if (two('|', '|'))
+        k = Tok::OrOr;
       else {
         n = 1;
         switch (c) {
-          case '(': k = Tok::LParen; ++depth; break;
-          case ')': k = Tok::RParen; --depth; break;
-          case '[': k = Tok::LBracket; ++depth; break;
-          case ']': k = Tok::RBracket; --depth; break;
-          case '{': k = Tok::LBrace; break;
-          case '}': k = Tok::RBrace; break;
-          case ',': k = Tok::Comma; break;
-          case ':': k = Tok::Colon; break;
-          case ';': k = Tok::Semi; break;
-          case '.': k = Tok::Dot; break;
-          case '@': k = Tok::At; break;
-          case '=': k = Tok::Assign; break;
-          case '+': k = Tok::Plus; break;
-          case '-': k = Tok::Minus; break;
-          case '*': k = Tok::Star; break;
-          case '/': k = Tok::Slash; break;
-          case '%': k = Tok::Percent; break;
-          case '<': k = Tok::Lt; break;
-          case '>': k = Tok::Gt; break;
-          case '!': k = Tok::Bang; break;
+          case '(':
+            k = Tok::LParen;
+            ++depth;
+            break;
+          case ')':
+            k = Tok::RParen;
+            --depth;
+            break;
+          case '[':
+            k = Tok::LBracket;
+            ++depth;
+            break;
+          case ']':
+            k = Tok::RBracket;
+            --depth;
+            break;
+          case '{':
+            k = Tok::LBrace;
+            break;
+          case '}':
+            k = Tok::RBrace;
+            break;
+          case ',':
+            k = Tok::Comma;
+            break;
+          case ':':
+            k = Tok::Colon;
+            break;
+          case ';':
+            k = Tok::Semi;
+            break;
+          case '.':
+            k = Tok::Dot;
+            break;
+          case '@':
+            k = Tok::At;
+            break;
+          case '=':
+            k = Tok::Assign;
+            break;
+          case '+':
+            k = Tok::Plus;
+            break;
+          case '-':
+            k = Tok::Minus;
+            break;
+          case '*':
+            k = Tok::Star;
+            break;
+          case '/':
+            k = Tok::Slash;
+            break;
+          case '%':
+            k = Tok::Percent;
+            break;
+          case '<':
+            k = Tok::Lt;
+            break;
+          case '>':
+            k = Tok::Gt;
+            break;
+          case '!':
+            k = Tok::Bang;
+            break;
           default: {
             unsigned char u = static_cast<unsigned char>(c);
             char buf[48];

@@ -13,7 +13,8 @@ namespace phobos {
 struct Binding {
   enum Kind { Value, Reg, Tensor } kind = Value;
   Binding() = default;
-  Binding(Kind k, ir::NodeP v, int r = -1, int t = -1) : kind(k), value(std::move(v)), reg(r), tensor(t) {}
+  Binding(Kind k, ir::NodeP v, int r = -1, int t = -1)
+      : kind(k), value(std::move(v)), reg(r), tensor(t) {}
   ir::NodeP value;  // Value: a pure expression, substituted at each use
   int reg = -1;     // Reg: a register (var, loop variable, materialized let)
   int tensor = -1;  // Tensor: kernel argument index

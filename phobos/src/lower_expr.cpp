@@ -10,8 +10,10 @@ using namespace ir;
 
 LVal Lowerer::lower(const ast::Expr& e) {
   switch (e.kind) {
-    case ast::Expr::Int: return {int_const(e.ival)};
-    case ast::Expr::Float: return {float_const(e.fval)};
+    case ast::Expr::Int:
+      return {int_const(e.ival)};
+    case ast::Expr::Float:
+      return {float_const(e.fval)};
     case ast::Expr::Ctx: {
       int kind = e.name == "block" ? 0 : e.name == "thread" ? 1 : 2;
       return {make_leaf(Op::Ctx, kind * 3 + e.axis, {DType::I32, {}})};
@@ -36,14 +38,15 @@ LVal Lowerer::lower(const ast::Expr& e) {
     }
     case ast::Expr::Binary: {
       static const std::map<std::string, Op> ops = {
-          {"+", Op::Add}, {"-", Op::Sub}, {"*", Op::Mul}, {"/", Op::Div}, {"%", Op::Mod},
-          {"<", Op::Lt},  {"<=", Op::Le}, {">", Op::Gt},  {">=", Op::Ge}, {"==", Op::Eq},
+          {"+", Op::Add}, {"-", Op::Sub},  {"*", Op::Mul}, {"/", Op::Div}, {"%", Op::Mod},
+          {"<", Op::Lt},  {"<=", Op::Le},  {">", Op::Gt},  {">=", Op::Ge}, {"==", Op::Eq},
           {"!=", Op::Ne}, {"&&", Op::And}, {"||", Op::Or}};
       NodeP a = value(*e.args[0]);
       NodeP b = value(*e.args[1]);
       return {binary(ops.at(e.name), a, b, e.loc)};
     }
-    case ast::Expr::Call: return {call(e, true)};
+    case ast::Expr::Call:
+      return {call(e, true)};
     case ast::Expr::Index: {
       const ast::Expr& base = *e.args[0];
       LVal bv = lower(base);
@@ -118,9 +121,10 @@ std::vector<Slice> Lowerer::slices(const ast::Expr& e, const std::vector<int64_t
       }
     } else {
       s.start = value(*it.start);
-      if (!s.start->type.scalar() || (is_float(s.start->type.dt) || s.start->type.dt == DType::Bool))
-        throw CompileError(it.start->loc, "an index must be an integer scalar, got " +
-                                              type_str(s.start->type));
+      if (!s.start->type.scalar() ||
+          (is_float(s.start->type.dt) || s.start->type.dt == DType::Bool))
+        throw CompileError(it.start->loc,
+                           "an index must be an integer scalar, got " + type_str(s.start->type));
       s.start = cast(s.start, DType::I32);
       if (it.kind == ast::SliceItem::Point) {
         s.point = true;
@@ -128,11 +132,12 @@ std::vector<Slice> Lowerer::slices(const ast::Expr& e, const std::vector<int64_t
         NodeP len = value(*it.len);
         auto c = ir::const_int(len);
         if (!c)
-          throw CompileError(it.len->loc, "a slice length must be a compile-time constant "
-                                          "(a literal, an autotune parameter or an extent)");
+          throw CompileError(it.len->loc,
+                             "a slice length must be a compile-time constant "
+                             "(a literal, an autotune parameter or an extent)");
         if (*c <= 0)
-          throw CompileError(it.len->loc, "a slice length must be positive, got " +
-                                              std::to_string(*c));
+          throw CompileError(it.len->loc,
+                             "a slice length must be positive, got " + std::to_string(*c));
         if (*c > 65536)
           throw CompileError(it.len->loc, "slice length " + std::to_string(*c) +
                                               " is larger than a tile may be (65536)");
@@ -143,8 +148,10 @@ std::vector<Slice> Lowerer::slices(const ast::Expr& e, const std::vector<int64_t
     out.push_back(std::move(s));
   }
   if (shape.size() > 2)
-    throw CompileError(e.loc, "a slice yields a tile, and tiles have 1 or 2 dimensions; this one "
-                              "has " + std::to_string(shape.size()));
+    throw CompileError(e.loc,
+                       "a slice yields a tile, and tiles have 1 or 2 dimensions; this one "
+                       "has " +
+                           std::to_string(shape.size()));
   return out;
 }
 
@@ -156,8 +163,8 @@ NodeP Lowerer::call(const ast::Expr& e, bool want_value) {
   throw CompileError(e.loc, "unknown function '" + e.name + "'");
 }
 
-static const std::set<std::string> kMath = {"exp",  "log",  "sqrt", "rsqrt", "tanh",
-                                             "sigmoid", "gelu", "silu", "relu", "abs"};
+static const std::set<std::string> kMath = {"exp",     "log",  "sqrt", "rsqrt", "tanh",
+                                            "sigmoid", "gelu", "silu", "relu",  "abs"};
 
 NodeP Lowerer::builtin(const ast::Expr& e, bool* handled) {
   *handled = true;

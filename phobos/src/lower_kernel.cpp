@@ -24,7 +24,7 @@ std::map<std::string, int64_t> TuneSpace::at(size_t i) const {
 }
 
 static const std::set<std::string> kAttrs = {"autotune", "launch",  "grid",
-                                              "pipeline", "aligned", "tensorcore"};
+                                             "pipeline", "aligned", "tensorcore"};
 
 TuneSpace tune_space(const ast::Kernel& k) {
   TuneSpace sp;
@@ -42,11 +42,12 @@ TuneSpace tune_space(const ast::Kernel& k) {
       if (!arg.is_list)
         throw CompileError(arg.loc, "@autotune arguments are written 'NAME in [v1, v2, ...]'");
       for (auto& n : sp.names)
-        if (n == arg.key) throw CompileError(arg.loc, "autotune parameter '" + arg.key + "' is given twice");
+        if (n == arg.key)
+          throw CompileError(arg.loc, "autotune parameter '" + arg.key + "' is given twice");
       for (auto& p : k.params)
         if (p.name == arg.key)
-          throw CompileError(arg.loc, "autotune parameter '" + arg.key +
-                                          "' has the name of a kernel parameter");
+          throw CompileError(
+              arg.loc, "autotune parameter '" + arg.key + "' has the name of a kernel parameter");
       if (arg.list.empty())
         throw CompileError(arg.loc, "autotune parameter '" + arg.key + "' has no candidates");
       std::vector<int64_t> vals;
@@ -70,8 +71,7 @@ TuneSpace tune_space(const ast::Kernel& k) {
     bool takes_args = a.name != "pipeline" && a.name != "tensorcore";
     if (!takes_args && a.has_parens)
       throw CompileError(a.loc, "@" + a.name + " takes no arguments");
-    if (takes_args && a.args.empty())
-      throw CompileError(a.loc, "@" + a.name + " needs arguments");
+    if (takes_args && a.args.empty()) throw CompileError(a.loc, "@" + a.name + " needs arguments");
   }
   return sp;
 }
@@ -133,7 +133,8 @@ ir::Kernel instantiate(const Program& prog, const ast::Kernel& ak,
   for (auto& [n, v] : params) {
     bool known = false;
     for (auto& x : sp.names) known |= x == n;
-    if (!known) throw CompileError(ak.loc, "kernel '" + ak.name + "' has no autotune parameter '" + n + "'");
+    if (!known)
+      throw CompileError(ak.loc, "kernel '" + ak.name + "' has no autotune parameter '" + n + "'");
   }
   Lowerer L(prog, k);
   L.push_frame();
@@ -162,8 +163,9 @@ ir::Kernel instantiate(const Program& prog, const ast::Kernel& ak,
         } else if (d->kind == ast::Expr::Name) {
           for (auto& x : sp.names)
             if (x == d->name)
-              throw CompileError(d->loc, "'" + d->name + "' is an autotune parameter; a tensor "
-                                         "dimension is a symbol bound at launch or a literal");
+              throw CompileError(d->loc, "'" + d->name +
+                                             "' is an autotune parameter; a tensor "
+                                             "dimension is a symbol bound at launch or a literal");
           auto [it, fresh] = dim_ids.emplace(d->name, static_cast<int>(k.dims.size()));
           if (fresh) k.dims.push_back(d->name);
           a.dims.push_back(it->second);
@@ -199,8 +201,10 @@ ir::Kernel instantiate(const Program& prog, const ast::Kernel& ak,
         throw CompileError(attr.loc, "@launch takes one expression: the threads per block");
       int64_t t = L.const_int(*attr.args[0].value, "@launch(T)");
       if (t < 32 || t > 1024 || t % 32)
-        throw CompileError(attr.args[0].loc, "@launch: threads per block must be a multiple of "
-                                             "32 in 32..1024, got " + std::to_string(t));
+        throw CompileError(attr.args[0].loc,
+                           "@launch: threads per block must be a multiple of "
+                           "32 in 32..1024, got " +
+                               std::to_string(t));
       k.threads = t;
       k.threads_explicit = true;
     }
@@ -210,8 +214,10 @@ ir::Kernel instantiate(const Program& prog, const ast::Kernel& ak,
           throw CompileError(arg.loc, "@aligned arguments are written 'DIM = multiple'");
         auto it = dim_ids.find(arg.key);
         if (it == dim_ids.end())
-          throw CompileError(arg.loc, "@aligned names '" + arg.key + "', which is not a "
-                                      "dimension symbol of '" + ak.name + "'");
+          throw CompileError(arg.loc, "@aligned names '" + arg.key +
+                                          "', which is not a "
+                                          "dimension symbol of '" +
+                                          ak.name + "'");
         int64_t m = L.const_int(*arg.value, "an @aligned multiple");
         if (m <= 0) throw CompileError(arg.value->loc, "an @aligned multiple must be positive");
         k.aligned.push_back({it->second, m});
@@ -233,8 +239,9 @@ ir::Kernel instantiate(const Program& prog, const ast::Kernel& ak,
       NodeP g = L.value(*arg.value);
       if (!g->type.scalar() || is_float(g->type.dt) || g->type.dt == DType::Bool ||
           !is_pure(g, k.regs))
-        throw CompileError(arg.loc, "a @grid extent must be an integer expression over "
-                                    "dimension symbols and parameters");
+        throw CompileError(arg.loc,
+                           "a @grid extent must be an integer expression over "
+                           "dimension symbols and parameters");
       bool bad = false;
       walk_node(g, [&](const Node& n) { bad |= n.op == Op::Ctx || n.op == Op::Reg; });
       if (bad) throw CompileError(arg.loc, "a @grid extent cannot use ctx or variables");

@@ -5,15 +5,22 @@ namespace phobos {
 
 using namespace ir;
 
-void Lowerer::push_frame() { frames_.push_back({{}}); }
-void Lowerer::pop_frame() { frames_.pop_back(); }
-void Lowerer::push_scope() { frames_.back().push_back({}); }
-void Lowerer::pop_scope() { frames_.back().pop_back(); }
+void Lowerer::push_frame() {
+  frames_.push_back({{}});
+}
+void Lowerer::pop_frame() {
+  frames_.pop_back();
+}
+void Lowerer::push_scope() {
+  frames_.back().push_back({});
+}
+void Lowerer::pop_scope() {
+  frames_.back().pop_back();
+}
 
 void Lowerer::bind(const std::string& name, Binding b, Loc loc) {
   auto& scope = frames_.back().back();
-  if (scope.count(name))
-    throw CompileError(loc, "'" + name + "' is already defined in this scope");
+  if (scope.count(name)) throw CompileError(loc, "'" + name + "' is already defined in this scope");
   scope[name] = std::move(b);
 }
 
@@ -38,19 +45,22 @@ int Lowerer::new_reg(const std::string& name, VType t, bool mut) {
 
 VType Lowerer::lower_type(const ast::TypeExpr& t) {
   auto dt = dtype_from_name(t.dtype);
-  if (!dt) throw CompileError(t.dtype_loc, "unknown element type '" + t.dtype +
-                                               "' (expected f32, f16, bf16, i32, i8 or bool)");
+  if (!dt)
+    throw CompileError(t.dtype_loc, "unknown element type '" + t.dtype +
+                                        "' (expected f32, f16, bf16, i32, i8 or bool)");
   VType v{*dt, {}};
   if (t.kind == ast::TypeExpr::Tensor)
     throw CompileError(t.loc, "only kernel parameters can be tensors");
   if (t.kind == ast::TypeExpr::Tile) {
     if (t.dims.empty() || t.dims.size() > 2)
-      throw CompileError(t.loc, "tiles have 1 or 2 dimensions, this one has " +
-                                    std::to_string(t.dims.size()));
+      throw CompileError(
+          t.loc, "tiles have 1 or 2 dimensions, this one has " + std::to_string(t.dims.size()));
     for (auto& d : t.dims) {
       int64_t n = const_int(*d, "a tile extent");
-      if (n <= 0) throw CompileError(d->loc, "a tile extent must be positive, got " + std::to_string(n));
-      if (n > 65536) throw CompileError(d->loc, "tile extent " + std::to_string(n) + " is too large");
+      if (n <= 0)
+        throw CompileError(d->loc, "a tile extent must be positive, got " + std::to_string(n));
+      if (n > 65536)
+        throw CompileError(d->loc, "tile extent " + std::to_string(n) + " is too large");
       v.shape.push_back(n);
     }
   }
@@ -81,14 +91,20 @@ void Lowerer::lower_block(const std::vector<ast::StmtP>& body, std::vector<Stmt>
 void Lowerer::stmt(const ast::Stmt& s) {
   switch (s.kind) {
     case ast::Stmt::Let:
-    case ast::Stmt::Var: let_var(s); return;
-    case ast::Stmt::Assign: assign(s); return;
-    case ast::Stmt::For: for_stmt(s); return;
+    case ast::Stmt::Var:
+      let_var(s);
+      return;
+    case ast::Stmt::Assign:
+      assign(s);
+      return;
+    case ast::Stmt::For:
+      for_stmt(s);
+      return;
     case ast::Stmt::If: {
       NodeP c = value(*s.cond);
       if (c->type.dt != DType::Bool || !c->type.scalar())
-        throw CompileError(s.cond->loc, "an if condition must be a bool scalar, got " +
-                                            type_str(c->type));
+        throw CompileError(s.cond->loc,
+                           "an if condition must be a bool scalar, got " + type_str(c->type));
       Stmt st{Stmt::If, s.loc};
       st.cond = c;
       lower_block(s.body, st.body);
@@ -119,8 +135,9 @@ void Lowerer::let_var(const ast::Stmt& s) {
   dot_hint_.reset();
   if (v.tensor >= 0) {
     if (is_var || declared)
-      throw CompileError(s.value->loc, "a var cannot hold a tensor; use 'let' to alias it or "
-                                       "read a slice");
+      throw CompileError(s.value->loc,
+                         "a var cannot hold a tensor; use 'let' to alias it or "
+                         "read a slice");
     bind(s.name, {Binding::Tensor, nullptr, -1, v.tensor}, s.name_loc);
     return;
   }
@@ -149,8 +166,8 @@ void Lowerer::assign(const ast::Stmt& s) {
     const Binding* b = lookup(tgt.name);
     if (!b) throw CompileError(tgt.loc, "unknown name '" + tgt.name + "'");
     if (b->kind == Binding::Tensor)
-      throw CompileError(tgt.loc, "cannot assign to tensor '" + tgt.name +
-                                      "'; assign to a slice of it");
+      throw CompileError(tgt.loc,
+                         "cannot assign to tensor '" + tgt.name + "'; assign to a slice of it");
     if (b->kind != Binding::Reg || !k_.regs[b->reg].mut)
       throw CompileError(tgt.loc, "cannot assign to '" + tgt.name + "': it is not a var");
     int r = b->reg;
@@ -168,8 +185,9 @@ void Lowerer::assign(const ast::Stmt& s) {
   // A slice of a tensor: a store (element type converted on store, spec §3).
   LVal base = lower(*tgt.args[0]);
   if (base.tensor < 0)
-    throw CompileError(tgt.loc, "only slices of tensors can be assigned; a tile is updated "
-                                "whole (build it with arithmetic)");
+    throw CompileError(tgt.loc,
+                       "only slices of tensors can be assigned; a tile is updated "
+                       "whole (build it with arithmetic)");
   NodeP cur = index(tgt);
   dot_hint_ = is_float(cur->type.dt) ? DType::F32 : DType::I32;
   NodeP v = value(*s.value);
@@ -196,8 +214,8 @@ void Lowerer::for_stmt(const ast::Stmt& s) {
   auto int_scalar = [&](const ast::Expr& e, const char* what) {
     NodeP n = value(e);
     if (!n->type.scalar() || is_float(n->type.dt) || n->type.dt == DType::Bool)
-      throw CompileError(e.loc, std::string(what) + " must be an integer scalar, got " +
-                                    type_str(n->type));
+      throw CompileError(
+          e.loc, std::string(what) + " must be an integer scalar, got " + type_str(n->type));
     return cast(n, DType::I32);
   };
   st.lo = int_scalar(*s.lo, "a range bound");
@@ -210,8 +228,8 @@ void Lowerer::for_stmt(const ast::Stmt& s) {
   if (s.unroll) {
     int64_t u = const_int(*s.unroll, "the unroll factor");
     if (u < 1 || u > 64)
-      throw CompileError(s.unroll->loc, "the unroll factor must be in 1..64, got " +
-                                            std::to_string(u));
+      throw CompileError(s.unroll->loc,
+                         "the unroll factor must be in 1..64, got " + std::to_string(u));
     st.unroll = static_cast<int>(u);
   }
   st.reg = new_reg(s.name, {DType::I32, {}}, false);
@@ -230,8 +248,8 @@ NodeP Lowerer::inline_fn(const ast::Fn& fn, const ast::Expr& c, bool want_value)
     throw CompileError(c.loc, "'" + fn.name + "' takes " + std::to_string(fn.params.size()) +
                                   " arguments, got " + std::to_string(c.args.size()));
   for (auto& n : inline_stack_)
-    if (n == fn.name) throw CompileError(c.loc, "recursive call to '" + fn.name +
-                                                    "' (recursion is not allowed)");
+    if (n == fn.name)
+      throw CompileError(c.loc, "recursive call to '" + fn.name + "' (recursion is not allowed)");
   if (inline_stack_.size() > 64) throw CompileError(c.loc, "fn calls nested too deeply");
   // Arguments are evaluated at the call, in the caller's frame. A var or a tensor is passed
   // by reference (so `acc += ...` in matmul updates the caller's acc); a pure value is
@@ -239,9 +257,12 @@ NodeP Lowerer::inline_fn(const ast::Fn& fn, const ast::Expr& c, bool want_value)
   std::vector<Binding> binds;
   for (size_t i = 0; i < c.args.size(); ++i) {
     LVal v = lower(*c.args[i]);
-    if (v.tensor >= 0) binds.push_back({Binding::Tensor, nullptr, -1, v.tensor});
-    else if (v.reg >= 0) binds.push_back({Binding::Reg, nullptr, v.reg});
-    else if (is_pure(v.node, k_.regs)) binds.push_back({Binding::Value, v.node});
+    if (v.tensor >= 0)
+      binds.push_back({Binding::Tensor, nullptr, -1, v.tensor});
+    else if (v.reg >= 0)
+      binds.push_back({Binding::Reg, nullptr, v.reg});
+    else if (is_pure(v.node, k_.regs))
+      binds.push_back({Binding::Value, v.node});
     else {
       int r = new_reg(fn.params[i].name, v.node->type, false);
       Stmt st{Stmt::Def, c.args[i]->loc};

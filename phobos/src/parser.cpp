@@ -29,8 +29,8 @@ class Parser {
       } else if (is_kw("import")) {
         f.imports.push_back(import());
       } else {
-        throw CompileError(k.loc, "expected 'fn', 'kernel' or 'import' at top level, found " +
-                                      describe(k));
+        throw CompileError(
+            k.loc, "expected 'fn', 'kernel' or 'import' at top level, found " + describe(k));
       }
       end_stmt();
       skip_newlines();
@@ -142,8 +142,10 @@ class Parser {
     while (!at(Tok::RParen)) {
       Token pn = ident("parameter name");
       if (at(Tok::Colon))
-        throw CompileError(cur().loc, "fn parameters are untyped (a fn is inlined with the "
-                                      "argument's type); remove the type of '" + pn.text + "'");
+        throw CompileError(cur().loc,
+                           "fn parameters are untyped (a fn is inlined with the "
+                           "argument's type); remove the type of '" +
+                               pn.text + "'");
       f->params.push_back({pn.text, pn.loc, nullptr});
       if (!at(Tok::RParen)) expect(Tok::Comma, "between parameters");
     }
@@ -273,13 +275,16 @@ class Parser {
     if (k == Tok::Assign || k == Tok::PlusEq || k == Tok::MinusEq || k == Tok::StarEq ||
         k == Tok::SlashEq) {
       s->kind = Stmt::Assign;
-      s->op = k == Tok::Assign ? "=" : k == Tok::PlusEq ? "+=" : k == Tok::MinusEq ? "-="
-              : k == Tok::StarEq ? "*=" : "/=";
+      s->op = k == Tok::Assign    ? "="
+              : k == Tok::PlusEq  ? "+="
+              : k == Tok::MinusEq ? "-="
+              : k == Tok::StarEq  ? "*="
+                                  : "/=";
       s->loc = cur().loc;
       next();
       if (e->kind != Expr::Name && e->kind != Expr::Index)
-        throw CompileError(e->loc, "the left side of '" + s->op +
-                                       "' must be a variable or a slice");
+        throw CompileError(e->loc,
+                           "the left side of '" + s->op + "' must be a variable or a slice");
       s->target = e;
       s->value = expr();
       return s;
@@ -299,8 +304,10 @@ class Parser {
     skip_newlines_only();
     if (is_kw("else")) {
       next();
-      if (is_kw("if")) s->else_body.push_back(if_stmt());
-      else s->else_body = block();
+      if (is_kw("if"))
+        s->else_body.push_back(if_stmt());
+      else
+        s->else_body = block();
     } else {
       p_ = save;
     }
@@ -320,30 +327,56 @@ class Parser {
   }
   static int prec(Tok k) {
     switch (k) {
-      case Tok::OrOr: return 1;
-      case Tok::AndAnd: return 2;
-      case Tok::EqEq: case Tok::Ne: case Tok::Lt: case Tok::Le: case Tok::Gt: case Tok::Ge:
+      case Tok::OrOr:
+        return 1;
+      case Tok::AndAnd:
+        return 2;
+      case Tok::EqEq:
+      case Tok::Ne:
+      case Tok::Lt:
+      case Tok::Le:
+      case Tok::Gt:
+      case Tok::Ge:
         return 3;
-      case Tok::Plus: case Tok::Minus: return 4;
-      case Tok::Star: case Tok::Slash: case Tok::Percent: return 5;
-      default: return 0;
+      case Tok::Plus:
+      case Tok::Minus:
+        return 4;
+      case Tok::Star:
+      case Tok::Slash:
+      case Tok::Percent:
+        return 5;
+      default:
+        return 0;
     }
   }
   static const char* op_text(Tok k) {
     switch (k) {
-      case Tok::OrOr: return "||";
-      case Tok::AndAnd: return "&&";
-      case Tok::EqEq: return "==";
-      case Tok::Ne: return "!=";
-      case Tok::Lt: return "<";
-      case Tok::Le: return "<=";
-      case Tok::Gt: return ">";
-      case Tok::Ge: return ">=";
-      case Tok::Plus: return "+";
-      case Tok::Minus: return "-";
-      case Tok::Star: return "*";
-      case Tok::Slash: return "/";
-      default: return "%";
+      case Tok::OrOr:
+        return "||";
+      case Tok::AndAnd:
+        return "&&";
+      case Tok::EqEq:
+        return "==";
+      case Tok::Ne:
+        return "!=";
+      case Tok::Lt:
+        return "<";
+      case Tok::Le:
+        return "<=";
+      case Tok::Gt:
+        return ">";
+      case Tok::Ge:
+        return ">=";
+      case Tok::Plus:
+        return "+";
+      case Tok::Minus:
+        return "-";
+      case Tok::Star:
+        return "*";
+      case Tok::Slash:
+        return "/";
+      default:
+        return "%";
     }
   }
   ExprP binary(int min_prec) {
@@ -384,8 +417,9 @@ class Parser {
         if (ix->items.empty()) throw CompileError(ix->loc, "empty index list");
         e = ix;
       } else if (at(Tok::Dot)) {
-        throw CompileError(cur().loc, "'.' is only allowed in ctx.block.x, ctx.thread.x and "
-                                      "ctx.grid.x (and .y, .z)");
+        throw CompileError(cur().loc,
+                           "'.' is only allowed in ctx.block.x, ctx.thread.x and "
+                           "ctx.grid.x (and .y, .z)");
       } else {
         return e;
       }

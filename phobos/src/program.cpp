@@ -29,9 +29,9 @@ const ast::Kernel* Program::find_kernel(const std::string& name) const {
 
 static bool is_builtin(const std::string& n) {
   static const std::set<std::string> b = {
-      "extent", "dot", "dot_t", "sum", "max", "min", "exp", "log", "sqrt", "rsqrt", "tanh",
-      "sigmoid", "gelu", "silu", "relu", "abs", "cdiv", "f32", "f16", "bf16", "i32", "i8",
-      "bool", "range", "ctx", "inf", "nan"};
+      "extent", "dot",  "dot_t",   "sum",  "max",  "min",   "exp", "log",  "sqrt",
+      "rsqrt",  "tanh", "sigmoid", "gelu", "silu", "relu",  "abs", "cdiv", "f32",
+      "f16",    "bf16", "i32",     "i8",   "bool", "range", "ctx", "inf",  "nan"};
   return b.count(n) > 0;
 }
 
@@ -55,8 +55,9 @@ struct Loader {
     for (auto& im : f.imports) {
       if (!im.is_file) {
         if (im.path != "std.linalg")
-          throw CompileError(im.loc, "unknown module '" + im.path + "' (the standard library "
-                                     "is std.linalg; import files with import \"path.ph\")");
+          throw CompileError(im.loc, "unknown module '" + im.path +
+                                         "' (the standard library "
+                                         "is std.linalg; import files with import \"path.ph\")");
         continue;
       }
       namespace fs = std::filesystem;
@@ -95,8 +96,7 @@ struct Loader {
       if (const ast::Kernel* old = prog.find_kernel(k->name))
         throw CompileError(k->loc, "kernel '" + k->name + "' is defined twice (first at line " +
                                        std::to_string(old->loc.line) + ")");
-      if (prog.find_fn(k->name))
-        throw CompileError(k->loc, "'" + k->name + "' is already a fn");
+      if (prog.find_fn(k->name)) throw CompileError(k->loc, "'" + k->name + "' is already a fn");
       std::set<std::string> seen;
       for (auto& p : k->params)
         if (!seen.insert(p.name).second)

@@ -54,7 +54,9 @@ Runner runner_for(Target t, const LaunchOptions& opt, const Program& prog) {
   };
 }
 
-std::string device_name(Target t) { return t == Target::Cpu ? "cpu" : cuda_device_name(); }
+std::string device_name(Target t) {
+  return t == Target::Cpu ? "cpu" : cuda_device_name();
+}
 
 }  // namespace
 
@@ -96,7 +98,9 @@ std::vector<std::string> Module::kernel_names() const {
   return out;
 }
 
-const std::string& Module::source_hash() const { return prog_->source_hash; }
+const std::string& Module::source_hash() const {
+  return prog_->source_hash;
+}
 
 std::vector<std::string> Kernel::tune_parameter_names() const {
   return tune_space(find(*prog_, name_)).names;

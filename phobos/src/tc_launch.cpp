@@ -15,7 +15,8 @@ void Kernel::launch(std::span<const BufferArg> args, ::tc_stream* stream,
       continue;
     }
     const BufferView& b = std::get<BufferView>(args[i]);
-    if (!b.buffer) throw Error("argument " + std::to_string(i) + " of '" + name_ + "' is a null tc buffer");
+    if (!b.buffer)
+      throw Error("argument " + std::to_string(i) + " of '" + name_ + "' is a null tc buffer");
     size_t need = dtype_size(b.dtype);
     for (auto d : b.shape) need *= static_cast<size_t>(d > 0 ? d : 0);
     size_t have = tc_buffer_size(b.buffer);

@@ -1,6 +1,8 @@
 // CUDA C++ generation: NVRTC compiles sgemm, hgemm and linear+GELU for sm_90a here (no GPU
 // needed); the module cache hits on the second request; the GPU launch checks numerics where a
 // device exists and is skipped with the reason otherwise.
+#include "phobos/cuda.h"
+
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -8,7 +10,6 @@
 
 #include "emit/emit.h"
 #include "emit/module_cache.h"
-#include "phobos/cuda.h"
 #include "phobos/phobos.h"
 #include "util.h"
 
@@ -21,19 +22,21 @@ struct Inst {
 };
 
 std::vector<Inst> instances() {
-  return {{"sgemm.ph", "sgemm", {{"TILE_M", 32}, {"TILE_N", 32}, {"TILE_K", 4}, {"T", 256}}},
-          {"sgemm.ph", "sgemm", {{"TILE_M", 256}, {"TILE_N", 32}, {"TILE_K", 32}, {"T", 256}}},
-          {"sgemm.ph", "hgemm", {}},
-          {"linear_gelu.ph", "linear_gelu", {{"BM", 64}, {"BN", 64}, {"BK", 32}, {"T", 128}}},
-          {"linear_gelu.ph", "linear_gelu", {{"BM", 128}, {"BN", 128}, {"BK", 32}, {"T", 256}}},
-          {"ragged.ph", "sgemm_ragged", {{"TILE_M", 64}, {"TILE_N", 64}, {"TILE_K", 16}, {"T", 128}}},
-          {"ragged.ph", "hgemm_ragged", {}}};
+  return {
+      {"sgemm.ph", "sgemm", {{"TILE_M", 32}, {"TILE_N", 32}, {"TILE_K", 4}, {"T", 256}}},
+      {"sgemm.ph", "sgemm", {{"TILE_M", 256}, {"TILE_N", 32}, {"TILE_K", 32}, {"T", 256}}},
+      {"sgemm.ph", "hgemm", {}},
+      {"linear_gelu.ph", "linear_gelu", {{"BM", 64}, {"BN", 64}, {"BK", 32}, {"T", 128}}},
+      {"linear_gelu.ph", "linear_gelu", {{"BM", 128}, {"BN", 128}, {"BK", 32}, {"T", 256}}},
+      {"ragged.ph", "sgemm_ragged", {{"TILE_M", 64}, {"TILE_N", 64}, {"TILE_K", 16}, {"T", 128}}},
+      {"ragged.ph", "hgemm_ragged", {}}};
 }
 
 }  // namespace
 
 TEST(PhobosCuda, NvrtcCompilesSeedKernelsForSm90a) {
-  if (!phobos::nvrtc_available()) GTEST_SKIP() << "NVRTC unavailable: phobos was built without the CUDA toolkit";
+  if (!phobos::nvrtc_available())
+    GTEST_SKIP() << "NVRTC unavailable: phobos was built without the CUDA toolkit";
   for (auto& in : instances()) {
     SCOPED_TRACE(std::string(in.kernel));
     auto k = phobos::compile(phobos_test::example(in.file), in.file).kernel(in.kernel);
@@ -42,7 +45,8 @@ TEST(PhobosCuda, NvrtcCompilesSeedKernelsForSm90a) {
     bool ok = phobos::nvrtc_compile(src, in.kernel, "sm_90a", &cubin, &log);
     ASSERT_TRUE(ok) << log << "\n" << src;
     EXPECT_GT(cubin.size(), 1000u);
-    EXPECT_EQ(cubin.substr(0, 4), std::string("\x7f" "ELF"));
+    EXPECT_EQ(cubin.substr(0, 4), std::string("\x7f"
+                                              "ELF"));
   }
 }
 
@@ -57,7 +61,8 @@ TEST(PhobosCuda, TensorCoreLoweringUsesMma) {
 }
 
 TEST(PhobosCuda, ModuleCacheHitsOnSecondRequest) {
-  if (!phobos::nvrtc_available()) GTEST_SKIP() << "NVRTC unavailable: phobos was built without the CUDA toolkit";
+  if (!phobos::nvrtc_available())
+    GTEST_SKIP() << "NVRTC unavailable: phobos was built without the CUDA toolkit";
   std::string dir = ::testing::TempDir() + "/phobos-modcache-" + std::to_string(::getpid());
   setenv("PHOBOS_MODULE_CACHE", dir.c_str(), 1);
   auto k = phobos::compile(phobos_test::example("sgemm.ph"), "sgemm.ph").kernel("hgemm");
@@ -95,8 +100,9 @@ TEST(PhobosCuda, LaunchMatchesFloat64OnTheGpu) {
     opt.target = phobos::Target::Cuda;
     opt.autotune = false;
     using phobos::DType;
-    std::vector<phobos::Arg> args = {phobos::TensorView{d[0], DType::F16, {M, K}}, phobos::TensorView{d[1], DType::F16, {N, K}},
-                                     phobos::TensorView{d[2], DType::F16, {N}}, phobos::TensorView{d[3], DType::F16, {M, N}}};
+    std::vector<phobos::Arg> args = {
+        phobos::TensorView{d[0], DType::F16, {M, K}}, phobos::TensorView{d[1], DType::F16, {N, K}},
+        phobos::TensorView{d[2], DType::F16, {N}}, phobos::TensorView{d[3], DType::F16, {M, N}}};
     mod.kernel("linear_gelu").launch(args, opt);
     phobos::cuda::synchronize();
     phobos::cuda::copy_to_host(Y.data(), d[3], bytes[3]);
@@ -104,7 +110,8 @@ TEST(PhobosCuda, LaunchMatchesFloat64OnTheGpu) {
     for (int64_t i = 0; i < M; ++i)
       for (int64_t j = 0; j < N; ++j) {
         double s = phobos::f16_to_f32(bias[j]);
-        for (int64_t q = 0; q < K; ++q) s += double(phobos::f16_to_f32(X[i * K + q])) * phobos::f16_to_f32(W[j * K + q]);
+        for (int64_t q = 0; q < K; ++q)
+          s += double(phobos::f16_to_f32(X[i * K + q])) * phobos::f16_to_f32(W[j * K + q]);
         ref.push_back(0.5 * s * (1 + std::tanh(0.7978845608028654 * (s + 0.044715 * s * s * s))));
         y.push_back(phobos::f16_to_f32(Y[i * N + j]));
       }
@@ -124,8 +131,10 @@ TEST(PhobosCuda, NoDeviceIsAStatusNotACrash) {
   opt.target = phobos::Target::Cuda;
   opt.autotune = false;
   try {
-    k.launch({phobos::TensorView{a.data(), DType::F16, {64, 64}}, phobos::TensorView{a.data(), DType::F16, {64, 64}},
-              phobos::TensorView{a.data(), DType::F16, {64, 64}}}, opt);
+    k.launch({phobos::TensorView{a.data(), DType::F16, {64, 64}},
+              phobos::TensorView{a.data(), DType::F16, {64, 64}},
+              phobos::TensorView{a.data(), DType::F16, {64, 64}}},
+             opt);
     FAIL();
   } catch (const phobos::Error& e) {
     EXPECT_NE(std::string(e.what()).find("no CUDA device"), std::string::npos) << e.what();

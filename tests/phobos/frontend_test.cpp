@@ -13,8 +13,9 @@ TEST(PhobosLexer, TokensAndLiterals) {
   auto t = lex("let x = 1e-3 + 42 :+ 0.5 // comment\n", 0);
   std::vector<Tok> kinds;
   for (auto& k : t) kinds.push_back(k.kind);
-  std::vector<Tok> want = {Tok::Ident, Tok::Ident, Tok::Assign, Tok::Float, Tok::Plus, Tok::Int,
-                           Tok::ColonPlus, Tok::Float, Tok::Newline, Tok::Newline, Tok::Eof};
+  std::vector<Tok> want = {Tok::Ident,   Tok::Ident,   Tok::Assign,    Tok::Float,
+                           Tok::Plus,    Tok::Int,     Tok::ColonPlus, Tok::Float,
+                           Tok::Newline, Tok::Newline, Tok::Eof};
   EXPECT_EQ(kinds, want);
   EXPECT_DOUBLE_EQ(t[3].fval, 1e-3);
   EXPECT_EQ(t[5].ival, 42);
@@ -82,7 +83,8 @@ TEST(PhobosParser, PrecedenceAndSpans) {
 TEST(PhobosParser, ForUnrollIfElseAndSemicolons) {
   ast::File f = parse(
       "fn h(x) {\n  for<unroll 4> i in range(0, 8, 2) { x += 1; x -= 1 }\n"
-      "  if x > 0 { x = 1 }\n  else { x = 2 }\n}\n", 0);
+      "  if x > 0 { x = 1 }\n  else { x = 2 }\n}\n",
+      0);
   const auto& body = f.fns[0]->body;
   ASSERT_EQ(body.size(), 2u);
   EXPECT_EQ(body[0]->kind, ast::Stmt::For);
@@ -93,7 +95,8 @@ TEST(PhobosParser, ForUnrollIfElseAndSemicolons) {
 }
 
 TEST(PhobosParser, DeepNestingIsAnErrorNotACrash) {
-  std::string src = "fn f(x) { return " + std::string(5000, '(') + "x" + std::string(5000, ')') + " }\n";
+  std::string src =
+      "fn f(x) { return " + std::string(5000, '(') + "x" + std::string(5000, ')') + " }\n";
   EXPECT_THROW(parse(src, 0), CompileError);
 }
 
@@ -111,7 +114,8 @@ TEST(PhobosSema, TypesShapesAndBroadcasting) {
       "  let r = sum(f32(t), 1)\n"
       "  let v = X[0, 0 :+ 64]\n"
       "  y[ctx.block.x * 16 :+ 16, 0 :+ 64] = f32(t) * s + r + f32(v) * 2\n"
-      "}\n", "k");
+      "}\n",
+      "k");
   // `t` and `v` read tensors, so they are registers; `r` is a pure function of the immutable
   // `t` and is substituted where it is used, keeping its type.
   ASSERT_EQ(k.regs.size(), 2u);
@@ -134,8 +138,10 @@ TEST(PhobosSema, DotTakesTheAccumulatorType) {
 }
 
 TEST(PhobosSema, IntegerDivisionTruncatesAndFolds) {
-  ir::Kernel k = inst("@grid(1)\nkernel k(y: tensor<i32>[4]) {\n  y[0] = -7 / 2\n  y[1] = -7 % 2\n  "
-                      "y[2] = cdiv(7, 2)\n}\n", "k");
+  ir::Kernel k = inst(
+      "@grid(1)\nkernel k(y: tensor<i32>[4]) {\n  y[0] = -7 / 2\n  y[1] = -7 % 2\n  "
+      "y[2] = cdiv(7, 2)\n}\n",
+      "k");
   ASSERT_EQ(k.body.size(), 3u);
   EXPECT_EQ(k.body[0].value->cval, -3);
   EXPECT_EQ(k.body[1].value->cval, -1);
@@ -145,7 +151,9 @@ TEST(PhobosSema, IntegerDivisionTruncatesAndFolds) {
 TEST(PhobosSema, FnArgumentsByReferenceAndReturn) {
   ir::Kernel k = inst(
       "fn bump(v, n) {\n  v += n\n}\nfn twice(x) {\n  return x * 2\n}\n"
-      "@grid(1)\nkernel k(y: tensor<f32>[1]) {\n  var s: f32 = 1.0\n  bump(s, twice(3.0))\n  y[0] = s\n}\n", "k");
+      "@grid(1)\nkernel k(y: tensor<f32>[1]) {\n  var s: f32 = 1.0\n  bump(s, twice(3.0))\n  y[0] "
+      "= s\n}\n",
+      "k");
   std::string ir = ir::print(k);
   EXPECT_NE(ir.find("%s = (%s + 6.0)"), std::string::npos) << ir;
 }
@@ -155,6 +163,7 @@ TEST(PhobosApi, CompileErrorIsLocatedWithCaret) {
     compile("kernel k(A: tensor<f32>[M]) {\n  let x = nope\n}\n", "bad.ph");
     FAIL();
   } catch (const Error& e) {
-    EXPECT_EQ(std::string(e.what()), "bad.ph:2:11: error: unknown name 'nope'\n  let x = nope\n          ^");
+    EXPECT_EQ(std::string(e.what()),
+              "bad.ph:2:11: error: unknown name 'nope'\n  let x = nope\n          ^");
   }
 }

@@ -21,8 +21,14 @@ const std::vector<Case>& cases() {
   static const std::vector<Case> c = {
       {"sgemm.ph", "sgemm", {{"TILE_M", 32}, {"TILE_N", 32}, {"TILE_K", 4}, {"T", 256}}, "sgemm"},
       {"sgemm.ph", "hgemm", {}, "hgemm"},
-      {"linear_gelu.ph", "linear_gelu", {{"BM", 64}, {"BN", 64}, {"BK", 32}, {"T", 128}}, "linear_gelu"},
-      {"ragged.ph", "sgemm_ragged", {{"TILE_M", 64}, {"TILE_N", 32}, {"TILE_K", 8}, {"T", 128}}, "sgemm_ragged"},
+      {"linear_gelu.ph",
+       "linear_gelu",
+       {{"BM", 64}, {"BN", 64}, {"BK", 32}, {"T", 128}},
+       "linear_gelu"},
+      {"ragged.ph",
+       "sgemm_ragged",
+       {{"TILE_M", 64}, {"TILE_N", 32}, {"TILE_K", 8}, {"T", 128}},
+       "sgemm_ragged"},
   };
   return c;
 }
@@ -65,7 +71,8 @@ TEST(PhobosGolden, InliningIsExact) {
     for (int64_t tn : {32, 256})
       for (int64_t tk : {4, 32})
         for (int64_t t : {256, 128}) {
-          std::map<std::string, int64_t> p = {{"TILE_M", tm}, {"TILE_N", tn}, {"TILE_K", tk}, {"T", t}};
+          std::map<std::string, int64_t> p = {
+              {"TILE_M", tm}, {"TILE_N", tn}, {"TILE_K", tk}, {"T", t}};
           ASSERT_EQ(a.ir(p), b.ir(p));
           ASSERT_EQ(a.plan(p), b.plan(p));
           if (a.plan(p).find("invalid") == std::string::npos) {

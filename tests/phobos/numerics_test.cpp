@@ -22,25 +22,40 @@ struct Mat {
   std::vector<uint16_t> h;  // f16 storage
   std::vector<float> f;     // f32 storage
   Mat(DType dt, int64_t r, int64_t c) : dt(dt), r(r), c(c) {
-    if (dt == DType::F16) h.resize(r * c); else f.resize(r * c);
+    if (dt == DType::F16)
+      h.resize(r * c);
+    else
+      f.resize(r * c);
   }
   void* data() { return dt == DType::F16 ? static_cast<void*>(h.data()) : f.data(); }
-  double at(int64_t i, int64_t j) const { return phobos::load_elem(dt, dt == DType::F16 ? static_cast<const void*>(h.data()) : f.data(), i * c + j); }
+  double at(int64_t i, int64_t j) const {
+    return phobos::load_elem(dt, dt == DType::F16 ? static_cast<const void*>(h.data()) : f.data(),
+                             i * c + j);
+  }
   void set(int64_t i, int64_t j, double v) { phobos::store_elem(dt, data(), i * c + j, v); }
-  TensorView view() { return TensorView{data(), dt, c == 0 ? std::vector<int64_t>{r} : std::vector<int64_t>{r, c}}; }
+  TensorView view() {
+    return TensorView{data(), dt, c == 0 ? std::vector<int64_t>{r} : std::vector<int64_t>{r, c}};
+  }
   void randomize(std::mt19937& g) {
     std::uniform_real_distribution<double> u(-1, 1);
-    for (int64_t i = 0; i < r; ++i) for (int64_t j = 0; j < c; ++j) set(i, j, u(g));
+    for (int64_t i = 0; i < r; ++i)
+      for (int64_t j = 0; j < c; ++j) set(i, j, u(g));
   }
-  void poison() { for (int64_t i = 0; i < r; ++i) for (int64_t j = 0; j < c; ++j) set(i, j, NAN); }
+  void poison() {
+    for (int64_t i = 0; i < r; ++i)
+      for (int64_t j = 0; j < c; ++j) set(i, j, NAN);
+  }
   std::vector<double> values() const {
     std::vector<double> v;
-    for (int64_t i = 0; i < r; ++i) for (int64_t j = 0; j < c; ++j) v.push_back(at(i, j));
+    for (int64_t i = 0; i < r; ++i)
+      for (int64_t j = 0; j < c; ++j) v.push_back(at(i, j));
     return v;
   }
 };
 
-double gelu(double x) { return 0.5 * x * (1 + std::tanh(0.7978845608028654 * (x + 0.044715 * x * x * x))); }
+double gelu(double x) {
+  return 0.5 * x * (1 + std::tanh(0.7978845608028654 * (x + 0.044715 * x * x * x)));
+}
 
 class PhobosNumerics : public ::testing::Test {
  protected:
@@ -49,8 +64,8 @@ class PhobosNumerics : public ::testing::Test {
   void SetUp() override { opt.autotune = false; }
 };
 
-double run_sgemm(const std::string& file, const std::string& kernel, int64_t M, int64_t N, int64_t K,
-                 std::mt19937& g, const phobos::LaunchOptions& opt) {
+double run_sgemm(const std::string& file, const std::string& kernel, int64_t M, int64_t N,
+                 int64_t K, std::mt19937& g, const phobos::LaunchOptions& opt) {
   Mat A(DType::F32, M, K), B(DType::F32, K, N), C(DType::F32, M, N);
   A.randomize(g);
   B.randomize(g);
@@ -68,8 +83,8 @@ double run_sgemm(const std::string& file, const std::string& kernel, int64_t M, 
   return phobos_test::rms_scaled(C.values(), ref);
 }
 
-double run_hgemm(const std::string& file, const std::string& kernel, int64_t M, int64_t N, int64_t K,
-                 std::mt19937& g, const phobos::LaunchOptions& opt) {
+double run_hgemm(const std::string& file, const std::string& kernel, int64_t M, int64_t N,
+                 int64_t K, std::mt19937& g, const phobos::LaunchOptions& opt) {
   Mat A(DType::F16, M, K), B(DType::F16, K, N), C(DType::F16, M, N);
   A.randomize(g);
   B.randomize(g);
@@ -86,7 +101,8 @@ double run_hgemm(const std::string& file, const std::string& kernel, int64_t M, 
   return phobos_test::rms_scaled(C.values(), ref);
 }
 
-double run_linear_gelu(int64_t M, int64_t N, int64_t K, std::mt19937& g, const phobos::LaunchOptions& opt) {
+double run_linear_gelu(int64_t M, int64_t N, int64_t K, std::mt19937& g,
+                       const phobos::LaunchOptions& opt) {
   Mat X(DType::F16, M, K), W(DType::F16, N, K), bias(DType::F16, N, 1), Y(DType::F16, M, N);
   X.randomize(g);
   W.randomize(g);
@@ -99,7 +115,8 @@ double run_linear_gelu(int64_t M, int64_t N, int64_t K, std::mt19937& g, const p
       for (int64_t k = 0; k < K; ++k) s += X.at(i, k) * W.at(j, k);
       ref[i * N + j] = gelu(s + bias.at(j, 0));
     }
-  auto k = phobos::compile(phobos_test::example("linear_gelu.ph"), "linear_gelu.ph").kernel("linear_gelu");
+  auto k = phobos::compile(phobos_test::example("linear_gelu.ph"), "linear_gelu.ph")
+               .kernel("linear_gelu");
   TensorView bv{bias.data(), DType::F16, {N}};
   k.launch({X.view(), W.view(), bv, Y.view()}, opt);
   return phobos_test::rms_scaled(Y.values(), ref);
@@ -189,7 +206,8 @@ TEST_F(PhobosNumerics, AutotuneOnCpuSkipsInvalidWithReasonsAndCaches) {
   int valid = 0, aligned = 0, regs = 0;
   for (auto& row : r.rows) {
     valid += row.valid;
-    aligned += row.reason.find("@aligned promises M is a multiple of 256 but M is 64") != std::string::npos;
+    aligned += row.reason.find("@aligned promises M is a multiple of 256 but M is 64") !=
+               std::string::npos;
     regs += row.reason.find("registers per thread") != std::string::npos;
     if (!row.valid) {
       EXPECT_FALSE(row.reason.empty());

@@ -1,10 +1,11 @@
 // Kernel::launch on tc buffers and streams (CPU context here; a CUDA context on gpu-check).
+#include "tc/tc.h"
+
 #include <gtest/gtest.h>
 
 #include <random>
 
 #include "phobos/phobos.h"
-#include "tc/tc.h"
 #include "util.h"
 
 TEST(PhobosTc, SgemmOnTcBuffersMatchesFloat64) {

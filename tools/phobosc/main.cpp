@@ -36,7 +36,8 @@ std::map<std::string, int64_t> parse_assignments(const std::vector<std::string>&
   return m;
 }
 
-std::map<std::string, std::string> parse_pairs(const std::vector<std::string>& items, const char* what) {
+std::map<std::string, std::string> parse_pairs(const std::vector<std::string>& items,
+                                               const char* what) {
   std::map<std::string, std::string> m;
   for (auto& kv : items) {
     size_t eq = kv.find('=');
@@ -81,12 +82,15 @@ Sig signature(const phobos::Kernel& k, const std::map<std::string, int64_t>& par
   return s;
 }
 
-double tolerance(DType t) { return t == DType::F16 ? 5e-3 : t == DType::BF16 ? 1e-2 : t == DType::F32 ? 1e-5 : 0; }
+double tolerance(DType t) {
+  return t == DType::F16 ? 5e-3 : t == DType::BF16 ? 1e-2 : t == DType::F32 ? 1e-5 : 0;
+}
 
-int cmd_run(const std::string& file, const std::string& kname, const std::vector<std::string>& dims_s,
-            const std::string& target, const std::vector<std::string>& ins,
-            const std::vector<std::string>& outs, const std::vector<std::string>& scalars,
-            const std::vector<std::string>& params_s, unsigned seed, bool tune_only, bool verbose) {
+int cmd_run(const std::string& file, const std::string& kname,
+            const std::vector<std::string>& dims_s, const std::string& target,
+            const std::vector<std::string>& ins, const std::vector<std::string>& outs,
+            const std::vector<std::string>& scalars, const std::vector<std::string>& params_s,
+            unsigned seed, bool tune_only, bool verbose) {
   auto mod = phobos::compile_file(file);
   auto k = mod.kernel(kname);
   auto fixed = parse_assignments(params_s, "--param");
@@ -103,8 +107,10 @@ int cmd_run(const std::string& file, const std::string& kname, const std::vector
     const auto& p = sig.params[i];
     if (!p.tensor) {
       double v = 1.0;
-      if (scalar_vals.count(p.name)) v = std::stod(scalar_vals[p.name]);
-      else v = 0.5 + 0.5 * (uni(rng) + 1.0) / 2.0;
+      if (scalar_vals.count(p.name))
+        v = std::stod(scalar_vals[p.name]);
+      else
+        v = 0.5 + 0.5 * (uni(rng) + 1.0) / 2.0;
       args.emplace_back(v);
       continue;
     }
@@ -117,14 +123,19 @@ int cmd_run(const std::string& file, const std::string& kname, const std::vector
     } else {
       a.dtype = p.dt;
       for (auto& d : p.dims) {
-        if (std::isdigit(static_cast<unsigned char>(d[0]))) a.shape.push_back(std::stoll(d));
-        else if (dims.count(d)) a.shape.push_back(dims[d]);
-        else throw phobos::Error("--dims gives no value for dimension symbol " + d + " (of " + p.name + ")");
+        if (std::isdigit(static_cast<unsigned char>(d[0])))
+          a.shape.push_back(std::stoll(d));
+        else if (dims.count(d))
+          a.shape.push_back(dims[d]);
+        else
+          throw phobos::Error("--dims gives no value for dimension symbol " + d + " (of " + p.name +
+                              ")");
       }
       size_t n = 1;
       for (auto s : a.shape) n *= static_cast<size_t>(s);
       a.data.resize(n * phobos::dtype_size(p.dt));
-      for (size_t j = 0; j < n; ++j) phobos::store_elem(p.dt, a.data.data(), static_cast<int64_t>(j), uni(rng));
+      for (size_t j = 0; j < n; ++j)
+        phobos::store_elem(p.dt, a.data.data(), static_cast<int64_t>(j), uni(rng));
     }
     args.emplace_back(phobos::TensorView{a.data.data(), a.dtype, a.shape});
   }
@@ -146,8 +157,12 @@ int cmd_run(const std::string& file, const std::string& kname, const std::vector
     for (auto& r : res.rows) {
       std::string ps;
       for (auto& [n, v] : r.params) ps += n + "=" + std::to_string(v) + " ";
-      if (r.valid) std::printf("%-40s %-10.1f %s\n", ps.c_str(), r.seconds * 1e6, r.params == res.best ? "best" : "ok");
-      else std::printf("%-40s %-10s skipped%s%s\n", ps.c_str(), "-", verbose ? ": " : "", verbose ? r.reason.c_str() : "");
+      if (r.valid)
+        std::printf("%-40s %-10.1f %s\n", ps.c_str(), r.seconds * 1e6,
+                    r.params == res.best ? "best" : "ok");
+      else
+        std::printf("%-40s %-10s skipped%s%s\n", ps.c_str(), "-", verbose ? ": " : "",
+                    verbose ? r.reason.c_str() : "");
     }
     std::printf("cache key %s\n", res.cache_key.c_str());
     return 0;
@@ -175,14 +190,15 @@ int cmd_run(const std::string& file, const std::string& kname, const std::vector
     double err = std::sqrt(num) / (std::sqrt(den) + 1e-30);
     if (written || out_files.count(sig.params[i].name)) {
       bool ok = err <= tolerance(a.dtype);
-      std::printf("%s: rms_scaled error vs float64 %.3e (tolerance %.0e) %s\n", sig.params[i].name.c_str(), err,
-                  tolerance(a.dtype), ok ? "ok" : "FAIL");
+      std::printf("%s: rms_scaled error vs float64 %.3e (tolerance %.0e) %s\n",
+                  sig.params[i].name.c_str(), err, tolerance(a.dtype), ok ? "ok" : "FAIL");
       if (!ok) rc = 1;
     }
     if (out_files.count(sig.params[i].name)) phobosc::write_npy(out_files[sig.params[i].name], a);
     if (dev[i]) phobos::cuda::free(dev[i]);
   }
-  std::printf("time %.3f ms (%s, first launch includes autotuning/compilation)\n", secs * 1e3, target.c_str());
+  std::printf("time %.3f ms (%s, first launch includes autotuning/compilation)\n", secs * 1e3,
+              target.c_str());
   return rc;
 }
 
@@ -199,11 +215,13 @@ int main(int argc, char** argv) {
   check->add_option("file", file)->required();
   auto* emit = app.add_subcommand("emit", "print the IR, the GPU plan or the generated CUDA C++");
   emit->add_option("file", file)->required();
-  emit->add_option("--target", target, "ir | plan | cuda")->check(CLI::IsMember({"ir", "plan", "cuda"}));
+  emit->add_option("--target", target, "ir | plan | cuda")
+      ->check(CLI::IsMember({"ir", "plan", "cuda"}));
   emit->add_option("--kernel", kname, "one kernel (default: all)");
   emit->add_option("--param", params, "autotune parameter values P=V (default: first candidates)");
-  for (auto* sc : {app.add_subcommand("run", "run on random or given data and compare with float64"),
-                   app.add_subcommand("tune", "autotune and print the table of candidates")}) {
+  for (auto* sc :
+       {app.add_subcommand("run", "run on random or given data and compare with float64"),
+        app.add_subcommand("tune", "autotune and print the table of candidates")}) {
     sc->add_option("file", file)->required();
     sc->add_option("--kernel", kname)->required();
     sc->add_option("--dims", dims, "dimension symbols, M=..,N=..,K=..");
@@ -212,8 +230,10 @@ int main(int argc, char** argv) {
     sc->add_option("--in", ins, "NAME=FILE.npy input for a tensor parameter");
     sc->add_option("--scalar", scalars, "NAME=VALUE for a scalar parameter");
     sc->add_option("--seed", seed, "random seed");
-    if (sc->get_name() == "run") sc->add_option("--out", outs, "NAME=FILE.npy to write a tensor back");
-    if (sc->get_name() == "tune") sc->add_flag("-v,--verbose", verbose, "print why candidates are skipped");
+    if (sc->get_name() == "run")
+      sc->add_option("--out", outs, "NAME=FILE.npy to write a tensor back");
+    if (sc->get_name() == "tune")
+      sc->add_flag("-v,--verbose", verbose, "print why candidates are skipped");
   }
   CLI11_PARSE(app, argc, argv);
   try {
@@ -227,19 +247,23 @@ int main(int argc, char** argv) {
     if (sub == "emit") {
       auto mod = phobos::compile_file(file);
       auto p = parse_assignments(params, "--param");
-      std::vector<std::string> names = kname.empty() ? mod.kernel_names() : std::vector<std::string>{kname};
+      std::vector<std::string> names =
+          kname.empty() ? mod.kernel_names() : std::vector<std::string>{kname};
       for (size_t i = 0; i < names.size(); ++i) {
         auto k = mod.kernel(names[i]);
         std::map<std::string, int64_t> mine;
         for (auto& n : k.tune_parameter_names())
           if (p.count(n)) mine[n] = p[n];
         if (i) std::printf("\n");
-        std::string out = target == "ir" ? k.ir(mine) : target == "plan" ? k.plan(mine) : k.cuda_source(mine);
+        std::string out = target == "ir"     ? k.ir(mine)
+                          : target == "plan" ? k.plan(mine)
+                                             : k.cuda_source(mine);
         std::fwrite(out.data(), 1, out.size(), stdout);
       }
       return 0;
     }
-    return cmd_run(file, kname, dims, run_target, ins, outs, scalars, params, seed, sub == "tune", verbose);
+    return cmd_run(file, kname, dims, run_target, ins, outs, scalars, params, seed, sub == "tune",
+                   verbose);
   } catch (const phobos::Error& e) {
     std::fprintf(stderr, "%s\n", e.what());
     return 1;

@@ -9,12 +9,18 @@ using phobos::DType;
 
 static const char* descr(DType t) {
   switch (t) {
-    case DType::F32: return "<f4";
-    case DType::F16: return "<f2";
-    case DType::I32: return "<i4";
-    case DType::I8: return "|i1";
-    case DType::Bool: return "|b1";
-    case DType::BF16: break;
+    case DType::F32:
+      return "<f4";
+    case DType::F16:
+      return "<f2";
+    case DType::I32:
+      return "<i4";
+    case DType::I8:
+      return "|i1";
+    case DType::Bool:
+      return "|b1";
+    case DType::BF16:
+      break;
   }
   throw std::runtime_error("bf16 has no NumPy dtype; store it as f32");
 }
@@ -49,12 +55,18 @@ Npy read_npy(const std::string& path) {
   std::string d = field("descr");
   size_t q = d.find('\'');
   std::string ds = d.substr(q + 1, d.find('\'', q + 1) - q - 1);
-  if (ds == "<f4") a.dtype = DType::F32;
-  else if (ds == "<f2") a.dtype = DType::F16;
-  else if (ds == "<i4") a.dtype = DType::I32;
-  else if (ds == "|i1") a.dtype = DType::I8;
-  else if (ds == "|b1") a.dtype = DType::Bool;
-  else throw std::runtime_error(path + ": unsupported dtype '" + ds + "'");
+  if (ds == "<f4")
+    a.dtype = DType::F32;
+  else if (ds == "<f2")
+    a.dtype = DType::F16;
+  else if (ds == "<i4")
+    a.dtype = DType::I32;
+  else if (ds == "|i1")
+    a.dtype = DType::I8;
+  else if (ds == "|b1")
+    a.dtype = DType::Bool;
+  else
+    throw std::runtime_error(path + ": unsupported dtype '" + ds + "'");
   if (field("fortran_order").find("True") < field("fortran_order").find(','))
     throw std::runtime_error(path + ": Fortran-ordered arrays are not supported");
   std::string s = field("shape");
@@ -82,7 +94,8 @@ void write_npy(const std::string& path, const Npy& a) {
   for (auto s : a.shape) shape += std::to_string(s) + ",";
   if (a.shape.size() > 1) shape.pop_back();
   shape += ")";
-  std::string h = std::string("{'descr': '") + descr(a.dtype) + "', 'fortran_order': False, 'shape': " + shape + ", }";
+  std::string h = std::string("{'descr': '") + descr(a.dtype) +
+                  "', 'fortran_order': False, 'shape': " + shape + ", }";
   while ((10 + h.size() + 1) % 64) h += ' ';
   h += '\n';
   std::ofstream out(path, std::ios::binary);

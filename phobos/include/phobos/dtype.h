@@ -13,8 +13,12 @@ enum class DType : uint8_t { F32, F16, BF16, I32, I8, Bool };
 const char* dtype_name(DType t);
 std::optional<DType> dtype_from_name(std::string_view name);
 size_t dtype_size(DType t);
-inline bool is_float(DType t) { return t == DType::F32 || t == DType::F16 || t == DType::BF16; }
-inline bool is_int(DType t) { return t == DType::I32 || t == DType::I8; }
+inline bool is_float(DType t) {
+  return t == DType::F32 || t == DType::F16 || t == DType::BF16;
+}
+inline bool is_int(DType t) {
+  return t == DType::I32 || t == DType::I8;
+}
 
 // IEEE binary16 / bfloat16 conversions, round to nearest even (spec §3: f32 -> f16 on store).
 uint16_t f32_to_f16(float f);

@@ -62,8 +62,8 @@ struct LaunchOptions {
   Target target = Target::Cpu;
   // Fixes autotune parameters; those not given are autotuned (or read from the cache).
   std::map<std::string, int64_t> params;
-  bool autotune = true;   // false: use the first valid candidate instead of timing
-  void* stream = nullptr; // CUDA: a cudaStream_t (nullptr = the default stream)
+  bool autotune = true;    // false: use the first valid candidate instead of timing
+  void* stream = nullptr;  // CUDA: a cudaStream_t (nullptr = the default stream)
 };
 
 struct TuneRow {

@@ -57,16 +57,19 @@ void cuda_launch(const Program& prog, const ir::Kernel& k, const BoundArgs& b, v
       bool hit = false;
       std::string cubin = module_cache_get(key, src, entry, arch, &hit);
       cudaLibrary_t lib;
-      cudaError_t e = cudaLibraryLoadData(&lib, cubin.data(), nullptr, nullptr, 0, nullptr,
-                                          nullptr, 0);
-      if (e != cudaSuccess) throw Error("cudaLibraryLoadData: " + std::string(cudaGetErrorString(e)));
+      cudaError_t e =
+          cudaLibraryLoadData(&lib, cubin.data(), nullptr, nullptr, 0, nullptr, nullptr, 0);
+      if (e != cudaSuccess)
+        throw Error("cudaLibraryLoadData: " + std::string(cudaGetErrorString(e)));
       e = cudaLibraryGetKernel(&kern, lib, entry.c_str());
-      if (e != cudaSuccess) throw Error("cudaLibraryGetKernel(" + entry + "): " + cudaGetErrorString(e));
+      if (e != cudaSuccess)
+        throw Error("cudaLibraryGetKernel(" + entry + "): " + cudaGetErrorString(e));
       if (plan.smem_bytes > 48 * 1024) {
         e = cudaFuncSetAttribute(reinterpret_cast<const void*>(kern),
                                  cudaFuncAttributeMaxDynamicSharedMemorySize,
                                  static_cast<int>(plan.smem_bytes));
-        if (e != cudaSuccess) throw Error("cudaFuncSetAttribute: " + std::string(cudaGetErrorString(e)));
+        if (e != cudaSuccess)
+          throw Error("cudaFuncSetAttribute: " + std::string(cudaGetErrorString(e)));
       }
       loaded[key] = {lib, kern};
     } else {
@@ -97,16 +100,17 @@ void cuda_launch(const Program& prog, const ir::Kernel& k, const BoundArgs& b, v
   dim3 grid(static_cast<unsigned>(eval_host(k, k.grid[0], b)),
             static_cast<unsigned>(eval_host(k, k.grid[1], b)),
             static_cast<unsigned>(eval_host(k, k.grid[2], b)));
-  cudaError_t e = cudaLaunchKernel(reinterpret_cast<const void*>(kern), grid,
-                                   dim3(static_cast<unsigned>(k.threads)), argv.data(),
-                                   static_cast<size_t>(plan.smem_bytes),
-                                   static_cast<cudaStream_t>(stream));
+  cudaError_t e = cudaLaunchKernel(
+      reinterpret_cast<const void*>(kern), grid, dim3(static_cast<unsigned>(k.threads)),
+      argv.data(), static_cast<size_t>(plan.smem_bytes), static_cast<cudaStream_t>(stream));
   if (e != cudaSuccess) throw Error("cudaLaunchKernel(" + entry + "): " + cudaGetErrorString(e));
 }
 
 #else
 
-std::string cuda_device_name() { throw Error("no CUDA device (phobos was built without CUDA)"); }
+std::string cuda_device_name() {
+  throw Error("no CUDA device (phobos was built without CUDA)");
+}
 void cuda_launch(const Program&, const ir::Kernel&, const BoundArgs&, void*) {
   throw Error("no CUDA device (phobos was built without CUDA)");
 }
@@ -127,7 +131,9 @@ bool device_present(std::string* why) {
   int n = 0;
   cudaError_t e = cudaGetDeviceCount(&n);
   if (e == cudaSuccess && n > 0) return true;
-  if (why) *why = std::string("no CUDA device (") + (e != cudaSuccess ? cudaGetErrorString(e) : "none found") + ")";
+  if (why)
+    *why = std::string("no CUDA device (") +
+           (e != cudaSuccess ? cudaGetErrorString(e) : "none found") + ")";
   return false;
 }
 void* alloc(size_t bytes) {
@@ -137,21 +143,39 @@ void* alloc(size_t bytes) {
   check(cudaMalloc(&p, bytes), "cudaMalloc");
   return p;
 }
-void free(void* p) { cudaFree(p); }
-void copy_to_device(void* d, const void* s, size_t n) { check(cudaMemcpy(d, s, n, cudaMemcpyHostToDevice), "cudaMemcpy"); }
-void copy_to_host(void* d, const void* s, size_t n) { check(cudaMemcpy(d, s, n, cudaMemcpyDeviceToHost), "cudaMemcpy"); }
-void copy_on_device(void* d, const void* s, size_t n) { check(cudaMemcpy(d, s, n, cudaMemcpyDeviceToDevice), "cudaMemcpy"); }
-void synchronize() { check(cudaDeviceSynchronize(), "cudaDeviceSynchronize"); }
+void free(void* p) {
+  cudaFree(p);
+}
+void copy_to_device(void* d, const void* s, size_t n) {
+  check(cudaMemcpy(d, s, n, cudaMemcpyHostToDevice), "cudaMemcpy");
+}
+void copy_to_host(void* d, const void* s, size_t n) {
+  check(cudaMemcpy(d, s, n, cudaMemcpyDeviceToHost), "cudaMemcpy");
+}
+void copy_on_device(void* d, const void* s, size_t n) {
+  check(cudaMemcpy(d, s, n, cudaMemcpyDeviceToDevice), "cudaMemcpy");
+}
+void synchronize() {
+  check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+}
 #else
 bool device_present(std::string* why) {
   if (why) *why = "no CUDA device (phobos was built without CUDA)";
   return false;
 }
-void* alloc(size_t) { throw Error("no CUDA device (phobos was built without CUDA)"); }
+void* alloc(size_t) {
+  throw Error("no CUDA device (phobos was built without CUDA)");
+}
 void free(void*) {}
-void copy_to_device(void*, const void*, size_t) { throw Error("no CUDA device (phobos was built without CUDA)"); }
-void copy_to_host(void*, const void*, size_t) { throw Error("no CUDA device (phobos was built without CUDA)"); }
-void copy_on_device(void*, const void*, size_t) { throw Error("no CUDA device (phobos was built without CUDA)"); }
+void copy_to_device(void*, const void*, size_t) {
+  throw Error("no CUDA device (phobos was built without CUDA)");
+}
+void copy_to_host(void*, const void*, size_t) {
+  throw Error("no CUDA device (phobos was built without CUDA)");
+}
+void copy_on_device(void*, const void*, size_t) {
+  throw Error("no CUDA device (phobos was built without CUDA)");
+}
 void synchronize() {}
 #endif
 

@@ -28,16 +28,24 @@ namespace {
 
 const char* ctype(DType t) {
   switch (t) {
-    case DType::F32: return "float";
-    case DType::F16: return "__half";
-    case DType::BF16: return "__nv_bfloat16";
-    case DType::I32: return "int";
-    case DType::I8: return "signed char";
-    case DType::Bool: return "bool";
+    case DType::F32:
+      return "float";
+    case DType::F16:
+      return "__half";
+    case DType::BF16:
+      return "__nv_bfloat16";
+    case DType::I32:
+      return "int";
+    case DType::I8:
+      return "signed char";
+    case DType::Bool:
+      return "bool";
   }
   return "float";
 }
-const char* compute_type(DType t) { return is_float(t) ? "float" : t == DType::Bool ? "bool" : "int"; }
+const char* compute_type(DType t) {
+  return is_float(t) ? "float" : t == DType::Bool ? "bool" : "int";
+}
 
 std::string cname(const ir::Kernel& k, int r) {
   std::string s = "r_" + k.regs[r].name;
@@ -80,9 +88,11 @@ class Emitter {
       int ri = static_cast<int>(r);
       const VType& t = k_.regs[r].type;
       if (p_.smem.count(ri) || loop_vars().count(ri)) continue;
-      if (t.scalar()) line(std::string(compute_type(t.dt)) + " " + cname(k_, ri) + " = 0;");
-      else line(std::string(compute_type(t.dt)) + " " + cname(k_, ri) + "[" +
-                std::to_string(p_.frag.at(ri).per_thread()) + "];");
+      if (t.scalar())
+        line(std::string(compute_type(t.dt)) + " " + cname(k_, ri) + " = 0;");
+      else
+        line(std::string(compute_type(t.dt)) + " " + cname(k_, ri) + "[" +
+             std::to_string(p_.frag.at(ri).per_thread()) + "];");
     }
     block(k_.body);
     o_ += "}\n";
@@ -153,19 +163,26 @@ class Emitter {
         static const char* v[3] = {"blockIdx", "threadIdx", "gridDim"};
         return std::string("(int)") + v[n->idx / 3] + "." + char('x' + n->idx % 3);
       }
-      case Op::Dim: return "d_" + k_.dims[n->idx];
-      case Op::Param: return k_.args[n->idx].name;
+      case Op::Dim:
+        return "d_" + k_.dims[n->idx];
+      case Op::Param:
+        return k_.args[n->idx].name;
       case Op::Reg: {
         if (override_.count(n->idx)) return override_.at(n->idx);
         if (t.scalar()) return cname(k_, n->idx);
         if (p_.smem.count(n->idx)) {
-          std::string idx = t.shape.size() == 1 ? c : "(" + r + ") * " + std::to_string(t.shape[1]) + " + (" + c + ")";
-          std::string base = cname(k_, n->idx) + (p_.double_buffered.count(n->idx) ? " + ph_stage * " + std::to_string(t.numel()) : "");
+          std::string idx = t.shape.size() == 1
+                                ? c
+                                : "(" + r + ") * " + std::to_string(t.shape[1]) + " + (" + c + ")";
+          std::string base = cname(k_, n->idx) + (p_.double_buffered.count(n->idx)
+                                                      ? " + ph_stage * " + std::to_string(t.numel())
+                                                      : "");
           return "ph_ld((" + base + ")[" + idx + "])";
         }
         return cname(k_, n->idx) + "[" + i + "]";
       }
-      case Op::Full: return elem(n->args[0], "0", "0", i);
+      case Op::Full:
+        return elem(n->args[0], "0", "0", i);
       case Op::Load: {
         std::string off, pred;
         size_t tile_axis = 0;
@@ -183,15 +200,18 @@ class Emitter {
           off = off.empty() ? idx : "(" + off + ") * " + dim(n->idx, d) + " + " + idx;
           int sym = k_.args[n->idx].dims[d];
           if (sym < 0 || !p_.unchecked_dims.count(sym)) {
-            pred += (pred.empty() ? "" : " && ") + std::string("(unsigned)") + idx + " < (unsigned)" + dim(n->idx, d);
+            pred += (pred.empty() ? "" : " && ") + std::string("(unsigned)") + idx +
+                    " < (unsigned)" + dim(n->idx, d);
           }
         }
         std::string ld = "ph_ld(" + k_.args[n->idx].name + "[" + off + "])";
         if (pred.empty()) return ld;
         return "(" + pred + " ? " + ld + " : " + (is_float(t.dt) ? "0.0f" : "0") + ")";
       }
-      case Op::Neg: return "(-" + sub(n->args[0]) + ")";
-      case Op::Not: return "(!" + sub(n->args[0]) + ")";
+      case Op::Neg:
+        return "(-" + sub(n->args[0]) + ")";
+      case Op::Not:
+        return "(!" + sub(n->args[0]) + ")";
       case Op::Cast: {
         std::string a = sub(n->args[0]);
         if (is_float(t.dt)) return round(t.dt, "(float)(" + a + ")");
@@ -202,35 +222,64 @@ class Emitter {
       case Op::Math: {
         std::string a = sub(n->args[0]);
         std::string f = n->fn;
-        std::string call = f == "exp" ? "__expf(" + a + ")" : f == "log" ? "logf(" + a + ")"
-                         : f == "sqrt" ? "sqrtf(" + a + ")" : f == "tanh" ? "tanhf(" + a + ")"
-                         : f == "abs" ? (is_float(t.dt) ? "fabsf(" + a + ")" : "abs(" + a + ")")
-                         : "ph_" + f + "(" + a + ")";
+        std::string call = f == "exp"    ? "__expf(" + a + ")"
+                           : f == "log"  ? "logf(" + a + ")"
+                           : f == "sqrt" ? "sqrtf(" + a + ")"
+                           : f == "tanh" ? "tanhf(" + a + ")"
+                           : f == "abs"  ? (is_float(t.dt) ? "fabsf(" + a + ")" : "abs(" + a + ")")
+                                         : "ph_" + f + "(" + a + ")";
         return round(t.dt, call);
       }
-      default: break;
+      default:
+        break;
     }
     std::string a = sub(n->args[0]), b = sub(n->args[1]);
-    bool fl = is_float(t.dt) || (ir::is_cmp(n->op) && (is_float(n->args[0]->type.dt) || is_float(n->args[1]->type.dt)));
+    bool fl = is_float(t.dt) || (ir::is_cmp(n->op) &&
+                                 (is_float(n->args[0]->type.dt) || is_float(n->args[1]->type.dt)));
     std::string e;
     switch (n->op) {
-      case Op::Add: e = "(" + a + " + " + b + ")"; break;
-      case Op::Sub: e = "(" + a + " - " + b + ")"; break;
-      case Op::Mul: e = "(" + a + " * " + b + ")"; break;
-      case Op::Div: e = fl ? "(" + a + " / " + b + ")" : "ph_div(" + a + ", " + b + ")"; break;
-      case Op::Mod: e = fl ? "fmodf(" + a + ", " + b + ")" : "ph_mod(" + a + ", " + b + ")"; break;
-      case Op::Lt: return "(" + a + " < " + b + ")";
-      case Op::Le: return "(" + a + " <= " + b + ")";
-      case Op::Gt: return "(" + a + " > " + b + ")";
-      case Op::Ge: return "(" + a + " >= " + b + ")";
-      case Op::Eq: return "(" + a + " == " + b + ")";
-      case Op::Ne: return "(" + a + " != " + b + ")";
-      case Op::And: return "(" + a + " && " + b + ")";
-      case Op::Or: return "(" + a + " || " + b + ")";
-      case Op::Min: e = fl ? "ph_min((float)" + a + ", (float)" + b + ")" : "ph_min(" + a + ", " + b + ")"; break;
-      case Op::Max: e = fl ? "ph_max((float)" + a + ", (float)" + b + ")" : "ph_max(" + a + ", " + b + ")"; break;
-      case Op::Cdiv: return "ph_cdiv(" + a + ", " + b + ")";
-      default: throw Error("internal: the CUDA emitter cannot lower '" + std::string(ir::op_name(n->op)) + "'");
+      case Op::Add:
+        e = "(" + a + " + " + b + ")";
+        break;
+      case Op::Sub:
+        e = "(" + a + " - " + b + ")";
+        break;
+      case Op::Mul:
+        e = "(" + a + " * " + b + ")";
+        break;
+      case Op::Div:
+        e = fl ? "(" + a + " / " + b + ")" : "ph_div(" + a + ", " + b + ")";
+        break;
+      case Op::Mod:
+        e = fl ? "fmodf(" + a + ", " + b + ")" : "ph_mod(" + a + ", " + b + ")";
+        break;
+      case Op::Lt:
+        return "(" + a + " < " + b + ")";
+      case Op::Le:
+        return "(" + a + " <= " + b + ")";
+      case Op::Gt:
+        return "(" + a + " > " + b + ")";
+      case Op::Ge:
+        return "(" + a + " >= " + b + ")";
+      case Op::Eq:
+        return "(" + a + " == " + b + ")";
+      case Op::Ne:
+        return "(" + a + " != " + b + ")";
+      case Op::And:
+        return "(" + a + " && " + b + ")";
+      case Op::Or:
+        return "(" + a + " || " + b + ")";
+      case Op::Min:
+        e = fl ? "ph_min((float)" + a + ", (float)" + b + ")" : "ph_min(" + a + ", " + b + ")";
+        break;
+      case Op::Max:
+        e = fl ? "ph_max((float)" + a + ", (float)" + b + ")" : "ph_max(" + a + ", " + b + ")";
+        break;
+      case Op::Cdiv:
+        return "ph_cdiv(" + a + ", " + b + ")";
+      default:
+        throw Error("internal: the CUDA emitter cannot lower '" + std::string(ir::op_name(n->op)) +
+                    "'");
     }
     if (t.dt == DType::I8) return "(int)(signed char)" + e;
     return round(t.dt, e);
@@ -242,7 +291,8 @@ class Emitter {
     *r = fresh("r");
     *c = fresh("c");
     line("#pragma unroll");
-    line("for (int " + *i + " = 0; " + *i + " < " + std::to_string(l.per_thread()) + "; ++" + *i + ") {");
+    line("for (int " + *i + " = 0; " + *i + " < " + std::to_string(l.per_thread()) + "; ++" + *i +
+         ") {");
     ++ind_;
     if (l.kind == Layout::Simt) {
       int64_t pc = l.C / l.tc;
@@ -251,11 +301,13 @@ class Emitter {
       line("const int " + *c + " = tid % " + std::to_string(l.tc) + " + (" + *i + " % " +
            std::to_string(pc) + ") * " + std::to_string(l.tc) + ";");
     } else {
-      std::string wr = "(tid / 32 / " + std::to_string(l.wn) + ")", wc = "(tid / 32 % " + std::to_string(l.wn) + ")";
-      line("const int " + *r + " = " + wr + " * " + std::to_string(l.R / l.wm) + " + (" + *i + " / " +
-           std::to_string(l.ni * 4) + ") * 16 + (tid % 32) / 4 + ((" + *i + " % 4) / 2) * 8;");
-      line("const int " + *c + " = " + wc + " * " + std::to_string(l.C / l.wn) + " + ((" + *i + " / 4) % " +
-           std::to_string(l.ni) + ") * 8 + (tid % 4) * 2 + (" + *i + " % 2);");
+      std::string wr = "(tid / 32 / " + std::to_string(l.wn) + ")",
+                  wc = "(tid / 32 % " + std::to_string(l.wn) + ")";
+      line("const int " + *r + " = " + wr + " * " + std::to_string(l.R / l.wm) + " + (" + *i +
+           " / " + std::to_string(l.ni * 4) + ") * 16 + (tid % 32) / 4 + ((" + *i +
+           " % 4) / 2) * 8;");
+      line("const int " + *c + " = " + wc + " * " + std::to_string(l.C / l.wn) + " + ((" + *i +
+           " / 4) % " + std::to_string(l.ni) + ") * 8 + (tid % 4) * 2 + (" + *i + " % 2);");
     }
     line("(void)" + *r + ";");
     line("(void)" + *c + ";");
@@ -281,8 +333,8 @@ class Emitter {
     *e = fresh("e");
     *r = fresh("r");
     *c = fresh("c");
-    line("for (int " + *e + " = tid; " + *e + " < " + std::to_string(n) + "; " + *e + " += " +
-         std::to_string(k_.threads) + ") {");
+    line("for (int " + *e + " = tid; " + *e + " < " + std::to_string(n) + "; " + *e +
+         " += " + std::to_string(k_.threads) + ") {");
     ++ind_;
     line("const int " + *r + " = " + *e + " / " + std::to_string(C) + ", " + *c + " = " + *e +
          " % " + std::to_string(C) + ";");
@@ -294,19 +346,26 @@ class Emitter {
     const VType& t = k_.regs[reg].type;
     std::string r, c, e;
     open_all(t.shape, &r, &c, &e);
-    line(cname(k_, reg) + "[" + (stage.empty() ? "" : stage + " * " + std::to_string(t.numel()) + " + ") +
-         e + "] = " + store_cast(t.dt, elem(v, r, c, e)) + ";");
+    line(cname(k_, reg) + "[" +
+         (stage.empty() ? "" : stage + " * " + std::to_string(t.numel()) + " + ") + e +
+         "] = " + store_cast(t.dt, elem(v, r, c, e)) + ";");
     close();
   }
 
   std::string store_cast(DType dt, const std::string& v) {
     switch (dt) {
-      case DType::F16: return "__float2half_rn(" + v + ")";
-      case DType::BF16: return "__float2bfloat16_rn(" + v + ")";
-      case DType::F32: return "(float)(" + v + ")";
-      case DType::I32: return "(int)(" + v + ")";
-      case DType::I8: return "(signed char)(int)(" + v + ")";
-      case DType::Bool: return "(bool)(" + v + ")";
+      case DType::F16:
+        return "__float2half_rn(" + v + ")";
+      case DType::BF16:
+        return "__float2bfloat16_rn(" + v + ")";
+      case DType::F32:
+        return "(float)(" + v + ")";
+      case DType::I32:
+        return "(int)(" + v + ")";
+      case DType::I8:
+        return "(signed char)(int)(" + v + ")";
+      case DType::Bool:
+        return "(bool)(" + v + ")";
     }
     return v;
   }
@@ -335,8 +394,10 @@ class Emitter {
     const VType& at = k_.regs[d.a].type;
     int64_t K = at.shape[1], C = l.C;
     std::string A = cname(k_, d.a), B = cname(k_, d.b), acc = cname(k_, d.acc);
-    if (p_.double_buffered.count(d.a)) A = "(" + A + " + ph_stage * " + std::to_string(at.numel()) + ")";
-    if (p_.double_buffered.count(d.b)) B = "(" + B + " + ph_stage * " + std::to_string(k_.regs[d.b].type.numel()) + ")";
+    if (p_.double_buffered.count(d.a))
+      A = "(" + A + " + ph_stage * " + std::to_string(at.numel()) + ")";
+    if (p_.double_buffered.count(d.b))
+      B = "(" + B + " + ph_stage * " + std::to_string(k_.regs[d.b].type.numel()) + ")";
     auto bk = [&](const std::string& kk, const std::string& n) {
       return d.trans ? B + "[(" + n + ") * " + std::to_string(K) + " + " + kk + "]"
                      : B + "[(" + kk + ") * " + std::to_string(C) + " + " + n + "]";
@@ -349,8 +410,9 @@ class Emitter {
       ++ind_;
       line("float av[" + std::to_string(pr) + "], bv[" + std::to_string(pc) + "];");
       line("#pragma unroll");
-      line("for (int ii = 0; ii < " + std::to_string(pr) + "; ++ii) av[ii] = ph_ld(" + A + "[(tid / " +
-           std::to_string(l.tc) + " + ii * " + std::to_string(l.tr) + ") * " + std::to_string(K) + " + " + q + "]);");
+      line("for (int ii = 0; ii < " + std::to_string(pr) + "; ++ii) av[ii] = ph_ld(" + A +
+           "[(tid / " + std::to_string(l.tc) + " + ii * " + std::to_string(l.tr) + ") * " +
+           std::to_string(K) + " + " + q + "]);");
       line("#pragma unroll");
       line("for (int jj = 0; jj < " + std::to_string(pc) + "; ++jj) bv[jj] = ph_ld(" +
            bk(q, "tid % " + std::to_string(l.tc) + " + jj * " + std::to_string(l.tc)) + ");");
@@ -362,8 +424,10 @@ class Emitter {
       close();
     } else {
       std::string kk = fresh("kk");
-      std::string row0 = "(tid / 32 / " + std::to_string(l.wn) + ") * " + std::to_string(l.R / l.wm);
-      std::string col0 = "(tid / 32 % " + std::to_string(l.wn) + ") * " + std::to_string(l.C / l.wn);
+      std::string row0 =
+          "(tid / 32 / " + std::to_string(l.wn) + ") * " + std::to_string(l.R / l.wm);
+      std::string col0 =
+          "(tid / 32 % " + std::to_string(l.wn) + ") * " + std::to_string(l.C / l.wn);
       line("#pragma unroll");
       line("for (int " + kk + " = 0; " + kk + " < " + std::to_string(K) + "; " + kk + " += 16) {");
       ++ind_;
@@ -374,29 +438,36 @@ class Emitter {
       ++ind_;
       line("const int ar = " + row0 + " + mi * 16 + g;");
       std::string ks = std::to_string(K);
-      line("fa[mi][0] = ph_pack(" + A + "[ar * " + ks + " + " + kk + " + t2], " + A + "[ar * " + ks + " + " + kk + " + t2 + 1]);");
-      line("fa[mi][1] = ph_pack(" + A + "[(ar + 8) * " + ks + " + " + kk + " + t2], " + A + "[(ar + 8) * " + ks + " + " + kk + " + t2 + 1]);");
-      line("fa[mi][2] = ph_pack(" + A + "[ar * " + ks + " + " + kk + " + t2 + 8], " + A + "[ar * " + ks + " + " + kk + " + t2 + 9]);");
-      line("fa[mi][3] = ph_pack(" + A + "[(ar + 8) * " + ks + " + " + kk + " + t2 + 8], " + A + "[(ar + 8) * " + ks + " + " + kk + " + t2 + 9]);");
+      line("fa[mi][0] = ph_pack(" + A + "[ar * " + ks + " + " + kk + " + t2], " + A + "[ar * " +
+           ks + " + " + kk + " + t2 + 1]);");
+      line("fa[mi][1] = ph_pack(" + A + "[(ar + 8) * " + ks + " + " + kk + " + t2], " + A +
+           "[(ar + 8) * " + ks + " + " + kk + " + t2 + 1]);");
+      line("fa[mi][2] = ph_pack(" + A + "[ar * " + ks + " + " + kk + " + t2 + 8], " + A + "[ar * " +
+           ks + " + " + kk + " + t2 + 9]);");
+      line("fa[mi][3] = ph_pack(" + A + "[(ar + 8) * " + ks + " + " + kk + " + t2 + 8], " + A +
+           "[(ar + 8) * " + ks + " + " + kk + " + t2 + 9]);");
       close();
       line("#pragma unroll");
       line("for (int nj = 0; nj < " + std::to_string(l.ni) + "; ++nj) {");
       ++ind_;
       line("const int bn = " + col0 + " + nj * 8 + g;");
-      line("fb[nj][0] = ph_pack(" + bk(kk + " + t2", "bn") + ", " + bk(kk + " + t2 + 1", "bn") + ");");
-      line("fb[nj][1] = ph_pack(" + bk(kk + " + t2 + 8", "bn") + ", " + bk(kk + " + t2 + 9", "bn") + ");");
+      line("fb[nj][0] = ph_pack(" + bk(kk + " + t2", "bn") + ", " + bk(kk + " + t2 + 1", "bn") +
+           ");");
+      line("fb[nj][1] = ph_pack(" + bk(kk + " + t2 + 8", "bn") + ", " + bk(kk + " + t2 + 9", "bn") +
+           ");");
       close();
       line("#pragma unroll");
       line("for (int mi = 0; mi < " + std::to_string(l.mi) + "; ++mi)");
       line("#pragma unroll");
-      line("  for (int nj = 0; nj < " + std::to_string(l.ni) + "; ++nj) ph_mma(&" + acc + "[(mi * " +
-           std::to_string(l.ni) + " + nj) * 4], fa[mi], fb[nj], " + ctype(at.dt) + "());");
+      line("  for (int nj = 0; nj < " + std::to_string(l.ni) + "; ++nj) ph_mma(&" + acc +
+           "[(mi * " + std::to_string(l.ni) + " + nj) * 4], fa[mi], fb[nj], " + ctype(at.dt) +
+           "());");
       close();
     }
     if (k_.regs[d.acc].type.dt == DType::F16 || k_.regs[d.acc].type.dt == DType::BF16) {
       line("#pragma unroll");
-      line("for (int i = 0; i < " + std::to_string(l.per_thread()) + "; ++i) " + acc + "[i] = " +
-           round(k_.regs[d.acc].type.dt, acc + "[i]") + ";");
+      line("for (int i = 0; i < " + std::to_string(l.per_thread()) + "; ++i) " + acc +
+           "[i] = " + round(k_.regs[d.acc].type.dt, acc + "[i]") + ";");
     }
   }
 
@@ -411,9 +482,14 @@ class Emitter {
     std::vector<int64_t> shape = v->type.shape;
     std::string r, c, e;
     const Layout* l = frag_layout(v);
-    if (l && shape.size() == 2 && l->R == shape[0] && l->C == shape[1]) open_owned(*l, &r, &c, &e);
-    else if (shape.empty()) { r = c = e = "0"; line("if (tid == 0) {"); ++ind_; }
-    else open_all(shape, &r, &c, &e);
+    if (l && shape.size() == 2 && l->R == shape[0] && l->C == shape[1])
+      open_owned(*l, &r, &c, &e);
+    else if (shape.empty()) {
+      r = c = e = "0";
+      line("if (tid == 0) {");
+      ++ind_;
+    } else
+      open_all(shape, &r, &c, &e);
     // The slice's element (r, c): reuse the Load lowering for offset and predicate.
     auto ld = std::make_shared<Node>();
     ld->op = Op::Load;
@@ -429,7 +505,8 @@ class Emitter {
       off = off.empty() ? idx : "(" + off + ") * " + dim(s.tensor, d) + " + " + idx;
       int sym = k_.args[s.tensor].dims[d];
       if (sym < 0 || !p_.unchecked_dims.count(sym))
-        pred += (pred.empty() ? "" : " && ") + std::string("(unsigned)") + idx + " < (unsigned)" + dim(s.tensor, d);
+        pred += (pred.empty() ? "" : " && ") + std::string("(unsigned)") + idx + " < (unsigned)" +
+                dim(s.tensor, d);
     }
     std::string val = elem(v, r, c, e);
     std::string st = "ph_st(&" + k_.args[s.tensor].name + "[" + off + "], " + val + ");";
@@ -444,8 +521,8 @@ class Emitter {
       if (d.loop == &s && d.pipelined) piped.push_back(&d);
     if (piped.empty()) {
       if (s.unroll > 1) line("#pragma unroll " + std::to_string(s.unroll));
-      line("for (int " + v + " = " + elem(s.lo, "0", "0", "0") + "; " + v + " < " + elem(s.hi, "0", "0", "0") +
-           "; " + v + " += " + elem(s.step, "0", "0", "0") + ") {");
+      line("for (int " + v + " = " + elem(s.lo, "0", "0", "0") + "; " + v + " < " +
+           elem(s.hi, "0", "0", "0") + "; " + v + " += " + elem(s.step, "0", "0", "0") + ") {");
       ++ind_;
       block(s.body);
       close();
@@ -460,7 +537,8 @@ class Emitter {
     for (auto* d : piped) ops.insert({d->a, d->b});
     for (auto& x : s.body)
       if (x.kind == Stmt::Def && ops.count(x.reg)) defs[x.reg] = &x;
-    std::string lo = elem(s.lo, "0", "0", "0"), hi = elem(s.hi, "0", "0", "0"), st = elem(s.step, "0", "0", "0");
+    std::string lo = elem(s.lo, "0", "0", "0"), hi = elem(s.hi, "0", "0", "0"),
+                st = elem(s.step, "0", "0", "0");
     line("{");
     ++ind_;
     line("int ph_stage = 0;");
@@ -492,8 +570,10 @@ class Emitter {
       ++ind_;
       std::string e = fresh("e");
       line("const int " + e + " = tid + " + jj + " * " + std::to_string(k_.threads) + ";");
-      line("const int r_ = " + e + " / " + std::to_string(t.shape[1]) + ", c_ = " + e + " % " + std::to_string(t.shape[1]) + ";");
-      line(arr + "[" + jj + "] = " + e + " < " + std::to_string(t.numel()) + " ? " + elem(d->value, "r_", "c_", e) + " : 0;");
+      line("const int r_ = " + e + " / " + std::to_string(t.shape[1]) + ", c_ = " + e + " % " +
+           std::to_string(t.shape[1]) + ";");
+      line(arr + "[" + jj + "] = " + e + " < " + std::to_string(t.numel()) + " ? " +
+           elem(d->value, "r_", "c_", e) + " : 0;");
       close();
       override_.erase(s.reg);
       close();
@@ -508,9 +588,10 @@ class Emitter {
       const VType& t = k_.regs[r].type;
       int64_t n = (t.numel() + k_.threads - 1) / k_.threads;
       line("#pragma unroll");
-      line("for (int j = 0; j < " + std::to_string(n) + "; ++j) if (tid + j * " + std::to_string(k_.threads) + " < " +
-           std::to_string(t.numel()) + ") " + cname(k_, r) + "[(ph_stage ^ 1) * " + std::to_string(t.numel()) +
-           " + tid + j * " + std::to_string(k_.threads) + "] = " + store_cast(t.dt, arr + "[j]") + ";");
+      line("for (int j = 0; j < " + std::to_string(n) + "; ++j) if (tid + j * " +
+           std::to_string(k_.threads) + " < " + std::to_string(t.numel()) + ") " + cname(k_, r) +
+           "[(ph_stage ^ 1) * " + std::to_string(t.numel()) + " + tid + j * " +
+           std::to_string(k_.threads) + "] = " + store_cast(t.dt, arr + "[j]") + ";");
     }
     close();
     line("__syncthreads();");
@@ -522,11 +603,17 @@ class Emitter {
   void emit(const Stmt& s) {
     switch (s.kind) {
       case Stmt::Def:
-        if (auto* d = dot_at(s)) dot(*d);
-        else def(s);
+        if (auto* d = dot_at(s))
+          dot(*d);
+        else
+          def(s);
         return;
-      case Stmt::Store: store(s); return;
-      case Stmt::For: for_loop(s); return;
+      case Stmt::Store:
+        store(s);
+        return;
+      case Stmt::For:
+        for_loop(s);
+        return;
       case Stmt::If:
         line("if (" + elem(s.cond, "0", "0", "0") + ") {");
         ++ind_;

@@ -1,10 +1,11 @@
 #include "module_cache.h"
 
+#include <unistd.h>
+
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
-#include <unistd.h>
 
 #include "emit.h"
 #include "phobos/phobos.h"

@@ -13,7 +13,9 @@ namespace phobos {
 
 #ifdef PHOBOS_HAVE_NVRTC
 
-bool nvrtc_available() { return true; }
+bool nvrtc_available() {
+  return true;
+}
 
 std::string nvrtc_version() {
   int major = 0, minor = 0;
@@ -26,7 +28,8 @@ static std::string cuda_include_dir() {
   namespace fs = std::filesystem;
   std::error_code ec;
   for (const char* env : {"CUDA_HOME", "CUDA_PATH"})
-    if (const char* e = std::getenv(env); e && fs::exists(fs::path(e) / "include" / "cuda_fp16.h", ec))
+    if (const char* e = std::getenv(env);
+        e && fs::exists(fs::path(e) / "include" / "cuda_fp16.h", ec))
       return std::string(e) + "/include";
 #ifdef PHOBOS_CUDA_INCLUDE
   if (fs::exists(fs::path(PHOBOS_CUDA_INCLUDE) / "cuda_fp16.h", ec)) return PHOBOS_CUDA_INCLUDE;
@@ -67,8 +70,12 @@ bool nvrtc_compile(const std::string& src, const std::string& name, const std::s
 
 #else
 
-bool nvrtc_available() { return false; }
-std::string nvrtc_version() { return "none"; }
+bool nvrtc_available() {
+  return false;
+}
+std::string nvrtc_version() {
+  return "none";
+}
 bool nvrtc_compile(const std::string&, const std::string&, const std::string&, std::string*,
                    std::string* log) {
   *log = "phobos was built without NVRTC (the CUDA toolkit was not found)";

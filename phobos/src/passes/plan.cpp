@@ -11,7 +11,9 @@ namespace phobos::passes {
 
 using namespace ir;
 
-static std::string shape(int64_t r, int64_t c) { return "[" + std::to_string(r) + ", " + std::to_string(c) + "]"; }
+static std::string shape(int64_t r, int64_t c) {
+  return "[" + std::to_string(r) + ", " + std::to_string(c) + "]";
+}
 
 // Square-ish per-thread blocks keep the inner product's loads per FMA low.
 static bool simt_layout(int64_t R, int64_t C, int64_t T, Layout* out) {
@@ -63,7 +65,8 @@ static std::string mma_layout(int64_t R, int64_t C, int64_t K, int64_t T, Layout
 // The register a Def's value is loaded from (`load X[...]` or a cast of it), or -1.
 static const Node* tensor_load(const NodeP& v) {
   if (v->op == Op::Load && v->idx >= 0) return v.get();
-  if (v->op == Op::Cast && v->args[0]->op == Op::Load && v->args[0]->idx >= 0) return v->args[0].get();
+  if (v->op == Op::Cast && v->args[0]->op == Op::Load && v->args[0]->idx >= 0)
+    return v->args[0].get();
   return nullptr;
 }
 
@@ -99,11 +102,15 @@ Plan plan_kernel(const ir::Kernel& k) {
             walk_node(*n, [&](const Node& x) { bad |= x.op == Op::Dot || x.op == Op::DotT; });
           if (bad && p.error.empty()) p.unsupported = true;
           if (bad && p.error.empty())
-            p.error = "the GPU target lowers dot/dot_t only in the form 'acc += dot(a, b)' with "
-                      "a and b held in variables (line " + std::to_string(s.loc.line) + ")";
+            p.error =
+                "the GPU target lowers dot/dot_t only in the form 'acc += dot(a, b)' with "
+                "a and b held in variables (line " +
+                std::to_string(s.loc.line) + ")";
           bool red = false;
           for (auto* n : {&s.value, &s.cond})
-            walk_node(*n, [&](const Node& x) { red |= x.op == Op::Reduce || (x.op == Op::Load && x.idx < 0); });
+            walk_node(*n, [&](const Node& x) {
+              red |= x.op == Op::Reduce || (x.op == Op::Load && x.idx < 0);
+            });
           if (red && p.error.empty()) p.unsupported = true;
           if (red && p.error.empty())
             p.error = "the GPU target does not yet lower reductions or slices of tiles (line " +
@@ -212,9 +219,9 @@ std::string print_plan(const ir::Kernel& k, const Plan& p) {
     o += "  %" + k.regs[r].name + ": shared memory" +
          (p.double_buffered.count(r) ? ", double-buffered" : "") + "\n";
   for (auto& d : p.dots)
-    o += "  dot %" + k.regs[d.acc].name + " += %" + k.regs[d.a].name + (d.trans ? " @ T(%" : " @ (%") +
-         k.regs[d.b].name + ")" + (d.mma ? " tensor cores" : " simt") +
-         (d.pipelined ? ", pipelined" : "") + "\n";
+    o += "  dot %" + k.regs[d.acc].name + " += %" + k.regs[d.a].name +
+         (d.trans ? " @ T(%" : " @ (%") + k.regs[d.b].name + ")" +
+         (d.mma ? " tensor cores" : " simt") + (d.pipelined ? ", pipelined" : "") + "\n";
   std::string dims;
   for (int d : p.unchecked_dims) dims += " " + k.dims[d];
   if (!dims.empty()) o += "  no edge checks on" + dims + "\n";

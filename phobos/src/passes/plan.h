@@ -37,7 +37,7 @@ struct DotSite {
 };
 
 struct Plan {
-  std::string error;  // non-empty: this instance cannot be lowered, and why
+  std::string error;         // non-empty: this instance cannot be lowered, and why
   bool unsupported = false;  // the error is a construct the GPU target lacks, not a resource limit
   int64_t threads = 0;
   std::map<int, Layout> frag;  // registers held in registers, by layout

@@ -43,9 +43,12 @@ static std::string params_str(const std::map<std::string, int64_t>& p) {
 
 // Saves (to_host) or restores an output tensor around timed runs, wherever it lives.
 static void copy(void* dst, const void* src, size_t n, Target t, bool to_host) {
-  if (t == Target::Cpu) std::memcpy(dst, src, n);
-  else if (to_host) cuda::copy_to_host(dst, src, n);
-  else cuda::copy_to_device(dst, src, n);
+  if (t == Target::Cpu)
+    std::memcpy(dst, src, n);
+  else if (to_host)
+    cuda::copy_to_host(dst, src, n);
+  else
+    cuda::copy_to_device(dst, src, n);
 }
 
 TuneResult autotune(const Program& prog, const ast::Kernel& ak, std::span<const Arg> args,
