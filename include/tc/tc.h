@@ -145,6 +145,9 @@ TC_API tc_status_t tc_buffer_free(tc_buffer_t* buf);
 TC_API tc_status_t tc_stream_create(tc_context_t* ctx, tc_stream_t** stream);
 TC_API tc_status_t tc_stream_sync(tc_stream_t* stream);
 TC_API tc_status_t tc_stream_destroy(tc_stream_t* stream);
+/* The backend's own queue behind a stream (a cudaStream_t on CUDA), for launching foreign
+ * kernels in stream order; NULL on the CPU. */
+TC_API void* tc_stream_native_handle(tc_stream_t* stream);
 /* Queues a host function after the work already on the stream (like cudaLaunchHostFunc); a
  * status other than TC_SUCCESS that it returns is reported by the next tc_stream_sync. */
 typedef tc_status_t (*tc_host_fn)(void* user_data);

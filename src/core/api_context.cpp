@@ -141,6 +141,10 @@ tc_status_t tc_stream_enqueue_host(tc_stream_t* stream, tc_host_fn fn, void* use
   });
 }
 
+void* tc_stream_native_handle(tc_stream_t* stream) {
+  return stream ? stream->impl->native() : nullptr;
+}
+
 tc_status_t tc_stream_destroy(tc_stream_t* stream) {
   if (stream == nullptr) return tc::fail(TC_ERROR_NULL_POINTER, "argument stream is NULL");
   // Finish queued work first so nothing runs against a dead stream; its error is returned.
