@@ -1,7 +1,8 @@
 // Planner and launcher of the sm_90a TMA + wgmma GEMM (kernel: gemm_wgmma.cuh).
-// The plan picks the tile width (BN 256 or 128, by estimated waves over the SMs), split-K for
-// problems with too few tiles to fill the GPU, and which operands must be packed into the
-// workspace (TMA-illegal pitch or base; non-K-major int8).
+// The plan picks the tile (128 x 256, 128 x 128, 64 x 128, 64 x 64, by estimated time over the
+// SMs' waves), split-K for problems with too few tiles to fill the GPU, and which operands must
+// be packed into the workspace (TMA-illegal pitch or base; non-K-major int8). The launch picks
+// the epilogue: TMA stores when C is TMA-legal and beta == 0.
 #include <cstdlib>
 #include <cstring>
 
@@ -55,13 +56,46 @@ size_t packed_bytes(const GemmProblem& p, const Operand& o, size_t esz) {
   return o.pack ? align256(size_t(b * o.outer * o.packed_ld) * esz) : 0;
 }
 
-// Explicit (tile width, split-K) choices the autotuner may time instead of the heuristic.
+// Explicit (tile, split-K) choices the autotuner may time instead of the heuristic.
 struct WgmmaVariant {
-  int bn, splits;
+  int bm, bn, splits;
 };
-constexpr WgmmaVariant kWgmmaVariants[] = {{256, 1}, {128, 1}, {128, 2}, {128, 4},
-                                           {128, 8}, {256, 2}, {256, 4}};
+constexpr WgmmaVariant kWgmmaVariants[] = {
+    {128, 256, 1}, {128, 128, 1}, {128, 128, 2}, {128, 128, 4}, {128, 128, 8},
+    {128, 256, 2}, {128, 256, 4}, {64, 128, 1},  {64, 64, 1},   {64, 64, 2}};
+
+// Tiles the heuristic weighs, with their measured or estimated time per output element of a
+// full tile relative to 128 x 256 (BN = 128 cost 1.4x per FLOP in the H200 sweep; the 64-row
+// tiles issue m64nN wgmmas from one warpgroup and restage A per 64 rows: estimates, to be
+// replaced by the lab's sweep).
+struct TileCost {
+  int bm, bn;
+  double cost;
+};
+constexpr TileCost kTiles[] = {{128, 256, 1.0}, {128, 128, 1.4}, {64, 128, 2.0}, {64, 64, 3.2}};
+
+// C through TMA stores: beta == 0 (C is never read), one pass (no split-K partials) and a
+// TMA-legal C (16-byte base, row and batch pitches). TC_WGMMA_EPILOGUE=direct turns it off.
+bool c_tma_ok(const GemmProblem& p, int splits, size_t csz) {
+  const char* v = std::getenv("TC_WGMMA_EPILOGUE");
+  if (v && std::strcmp(v, "direct") == 0) return false;
+  const tc_gemm_desc& d = p.d;
+  return d.beta == 0.0f && splits == 1 && tile::tma_base_ok(p.c) &&
+         tile::tma_pitch_ok(d.ldc * csz) &&
+         (p.batch == 1 || (p.stride_c != 0 && tile::tma_pitch_ok(p.stride_c * csz)));
+}
 constexpr int kWgmmaVariantCount = int(sizeof(kWgmmaVariants) / sizeof(kWgmmaVariants[0]));
+
+// Dispatch on the operands' majorness (ta: A M-major, tb: B N-major) to the instance files.
+template <class T>
+cudaError_t launch_typed(int ta, int tb, const GemmPlan& plan, const WgmmaMaps& maps,
+                         const WgmmaArgs& args, cudaStream_t stream) {
+  if (ta)
+    return tb ? launch_wgmma_tiles<T, 1, 1>(plan.bm, plan.bn, maps, args, plan.grid, stream)
+              : launch_wgmma_tiles<T, 1, 0>(plan.bm, plan.bn, maps, args, plan.grid, stream);
+  return tb ? launch_wgmma_tiles<T, 0, 1>(plan.bm, plan.bn, maps, args, plan.grid, stream)
+            : launch_wgmma_tiles<T, 0, 0>(plan.bm, plan.bn, maps, args, plan.grid, stream);
+}
 
 bool env_flag(const char* name) {
   const char* v = std::getenv(name);
@@ -100,16 +134,26 @@ bool plan_gemm_wgmma(const GemmProblem& p, const GemmDevice& dev, GemmPlan* plan
   const size_t esz = s8 ? 1 : 2;
   const Operand a = operand(p, true, esz, p.a), b = operand(p, false, esz, p.b);
 
-  // Tile width: fewer, wider tiles are cheaper per FLOP (B is read once per 256 columns), but
-  // a partly filled last wave wastes SMs. 1.4 = measured per-FLOP cost of BN = 128 relative to
-  // 256 (H200 lab sweep: 4095x4097x4099 ran 302 TFLOP/s at BN 256, 270 at BN 128).
-  const int64_t tm = ceil_div(d.M, 128);
-  const int64_t u256 = p.batch * tm * ceil_div(d.N, 256);
-  const int64_t u128 = p.batch * tm * ceil_div(d.N, 128);
-  const double t256 = double(ceil_div(u256, dev.sm_count));
-  const double t128 = 0.5 * 1.4 * double(ceil_div(u128, dev.sm_count));
-  int bn = (env_flag("TC_USE_128_TILE") || t256 <= t128) ? 256 : 128;
-  int64_t units = bn == 256 ? u256 : u128;
+  // Tile: estimated time = waves x tile area x per-element cost (kTiles); ties keep the larger
+  // tile. Wider tiles read less per FLOP, smaller ones put more SMs to work on few tiles.
+  int bm = 128, bn = 256;
+  if (!env_flag("TC_USE_128_TILE")) {
+    double best = 0;
+    for (const TileCost& tc : kTiles) {
+      if (tc.bm == 64 && s8) continue;
+      const int64_t u = p.batch * ceil_div(d.M, tc.bm) * ceil_div(d.N, tc.bn);
+      const double t = double(ceil_div(u, dev.sm_count)) * tc.bm * tc.bn * tc.cost;
+      if (best == 0 || t < best) {
+        best = t;
+        bm = tc.bm;
+        bn = tc.bn;
+      }
+    }
+  }
+  auto units_of = [&](int tbm, int tbn) {
+    return p.batch * ceil_div(d.M, tbm) * ceil_div(d.N, tbn);
+  };
+  int64_t units = units_of(bm, bn);
   const int64_t kb_total = ceil_div(d.K, int64_t(128 / esz));
   int64_t splits = 1;
   // Split-K only when a quarter of the SMs or fewer would have work, and by 2: the sweep found
@@ -118,8 +162,9 @@ bool plan_gemm_wgmma(const GemmProblem& p, const GemmDevice& dev, GemmPlan* plan
   if (units * 4 <= dev.sm_count && kb_total >= 32) splits = 2;
   if (p.variant > 0) {  // the autotuner's explicit choice (see kWgmmaVariants)
     const WgmmaVariant& v = kWgmmaVariants[(p.variant - 1) % kWgmmaVariantCount];
-    bn = v.bn;
-    units = bn == 256 ? u256 : u128;
+    bm = s8 ? 128 : v.bm;
+    bn = s8 && v.bm == 64 ? 128 : v.bn;
+    units = units_of(bm, bn);
     splits = std::min<int64_t>(v.splits, kb_total);
   }
   if (splits > 1) {  // no empty split
@@ -127,8 +172,9 @@ bool plan_gemm_wgmma(const GemmProblem& p, const GemmDevice& dev, GemmPlan* plan
     splits = ceil_div(kb_total, per);
   }
 
+  plan->bm = bm;
   plan->bn = bn;
-  plan->stages = bn == 256 ? 4 : 6;
+  plan->stages = wgmma_stages(bm, bn);
   plan->splits = int(splits);
   plan->pack_a = a.pack;
   plan->pack_b = b.pack;
@@ -137,9 +183,9 @@ bool plan_gemm_wgmma(const GemmProblem& p, const GemmDevice& dev, GemmPlan* plan
                           (splits > 1 ? size_t(p.batch) * splits * d.M * d.N * 4 : 0);
   const char* t = s8 ? "s8_s32" : (f16 ? "f16_f32" : "bf16_f32");
   plan->name = std::string("gemm_wgmma_") + t + "_" + (d.transpose_a ? "t" : "n") +
-               (d.transpose_b ? "t" : "n") + "_bm128_bn" + std::to_string(bn) + "_bk" +
-               std::to_string(128 / esz) + "_s" + std::to_string(plan->stages) +
-               (a.pack || b.pack ? "_packed" : "_aligned") +
+               (d.transpose_b ? "t" : "n") + "_bm" + std::to_string(bm) + "_bn" +
+               std::to_string(bn) + "_bk" + std::to_string(128 / esz) + "_s" +
+               std::to_string(plan->stages) + (a.pack || b.pack ? "_packed" : "_aligned") +
                (splits > 1 ? "_splitk" + std::to_string(splits) : "");
   return true;
 }
@@ -171,14 +217,15 @@ tc_status_t launch_gemm_wgmma(const GemmProblem& p, const GemmPlan& plan, void* 
     o.stride = o.stride != 0 ? o.outer * o.packed_ld : 0;
     ws += packed_bytes(p, o, esz);
   }
-  tile::TmaMap map[2];
+  WgmmaMaps maps{};
+  tile::TmaMap* map[2] = {&maps.a, &maps.b};
   const int box_k = int(128 / esz);
   for (int i = 0; i < 2; ++i) {
     const Operand& o = *ops[i];
     const bool batched = p.batch > 1 && o.stride != 0;
-    const uint32_t box_outer = o.mn_major ? 64 : (i == 0 ? 128 : plan.bn);
+    const uint32_t box_outer = o.mn_major ? 64 : (i == 0 ? plan.bm : plan.bn);
     const uint32_t box_inner = o.mn_major ? 64 : box_k;
-    if (!tile::tma_encode_3d(&map[i], base[i], uint32_t(esz), o.inner, o.outer,
+    if (!tile::tma_encode_3d(map[i], base[i], uint32_t(esz), o.inner, o.outer,
                              batched ? p.batch : 1, o.ld * esz, batched ? o.stride * esz : 0,
                              box_inner, box_outer))
       return TC_ERROR_BACKEND_FAILURE;
@@ -188,7 +235,7 @@ tc_status_t launch_gemm_wgmma(const GemmProblem& p, const GemmPlan& plan, void* 
   args.N = d.N;
   args.K = d.K;
   args.batch = p.batch;
-  args.tiles_m = int(ceil_div(d.M, 128));
+  args.tiles_m = int(ceil_div(d.M, plan.bm));
   args.tiles_n = int(ceil_div(d.N, plan.bn));
   args.kb_total = int(ceil_div(d.K, 128 / int64_t(esz)));
   args.kb_per_split = int(ceil_div(args.kb_total, plan.splits));
@@ -208,14 +255,21 @@ tc_status_t launch_gemm_wgmma(const GemmProblem& p, const GemmPlan& plan, void* 
   args.c_vec2 = d.ldc % 2 == 0 && (p.batch == 1 || p.stride_c % 2 == 0) &&
                 reinterpret_cast<uintptr_t>(p.c) % (2 * csz) == 0;
   args.partial = plan.splits > 1 ? ws : nullptr;
+  // C box: 64 rows (one consumer's block) x 128 bytes; a failed encode keeps direct stores.
+  const bool c_batched = p.batch > 1;
+  args.tma_store = c_tma_ok(p, plan.splits, csz) &&
+                   tile::tma_encode_3d(&maps.c, p.c, uint32_t(csz), uint64_t(d.N), uint64_t(d.M),
+                                       c_batched ? p.batch : 1, d.ldc * csz,
+                                       c_batched ? p.stride_c * csz : 0, uint32_t(128 / csz), 64);
 
   cudaError_t e;
+  const int ta = a.mn_major, tb = b.mn_major;
   if (s8)
-    e = launch_wgmma_s8(plan.bn, map[0], map[1], args, plan.grid, stream);
+    e = launch_wgmma_tiles<tile::i8, 0, 0>(plan.bm, plan.bn, maps, args, plan.grid, stream);
   else if (d.a_dtype == TC_DTYPE_F16)
-    e = launch_wgmma_f16(a.mn_major, b.mn_major, plan.bn, map[0], map[1], args, plan.grid, stream);
+    e = launch_typed<tile::f16>(ta, tb, plan, maps, args, stream);
   else
-    e = launch_wgmma_bf16(a.mn_major, b.mn_major, plan.bn, map[0], map[1], args, plan.grid, stream);
+    e = launch_typed<tile::bf16>(ta, tb, plan, maps, args, stream);
   if (e == cudaSuccess && plan.splits > 1) e = launch_splitk_reduce(args, stream);
   return e == cudaSuccess ? TC_SUCCESS : TC_ERROR_BACKEND_FAILURE;
 }

@@ -1,51 +1,32 @@
-// Launches one instance of gemm_wgmma_kernel (host side, included by the per-dtype instance
-// files gemm_wgmma_{bf16,f16,s8}.cu so that each compiles in its own translation unit).
+// Host-side entry points of the sm_90a wgmma GEMM kernels, used by the planner (gemm_wgmma.cu)
+// and the helper kernels (gemm_pack.cu). The kernel templates are instantiated only in the
+// per-transpose instance files (gemm_wgmma_{bf16,f16}_{nn,nt,tn,tt}.cu, gemm_wgmma_s8.cu), each
+// its own translation unit so that a parallel build compiles them side by side.
 #pragma once
 
 #include <cuda_runtime.h>
 
-#include <atomic>
-
-#include "cuda/gemm_wgmma.cuh"
+#include "cuda/gemm_wgmma_args.cuh"
 
 namespace tc::cuda {
 
-// Stages per tile width: 48 KB per stage at BN = 256 (4 stages = 192 KB), 32 KB at BN = 128
-// (6 stages); both leave room under the 227 KB opt-in limit.
-template <int BN>
-constexpr int wgmma_stages() {
-  return BN == 256 ? 4 : 6;
-}
+// The three tensor maps of one launch: A, B, and C (valid only when args.tma_store).
+struct WgmmaMaps {
+  TmaMap a, b, c;
+};
 
-template <class T, int TA, int TB, int BN>
-cudaError_t launch_wgmma_instance(const TmaMap& ma, const TmaMap& mb, const WgmmaArgs& args,
-                                  int grid, cudaStream_t stream) {
-  constexpr int ST = wgmma_stages<BN>();
-  auto kernel = gemm_wgmma_kernel<T, TA, TB, BN, ST>;
-  const int smem = WgmmaSmem<BN, ST>::total;
-  // The shared-memory opt-in is per device and per kernel; raise it once (a driver call per
-  // launch costs microseconds of host time, which small problems feel).
-  static std::atomic<unsigned long long> raised{0};
-  int dev = 0;
-  cudaError_t e = cudaGetDevice(&dev);
-  if (e != cudaSuccess) return e;
-  const unsigned long long bit = 1ull << (dev & 63);
-  if (!(raised.load(std::memory_order_acquire) & bit)) {
-    e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
-    if (e != cudaSuccess) return e;
-    raised.fetch_or(bit, std::memory_order_acq_rel);
-  }
-  kernel<<<grid, 384, smem, stream>>>(ma, mb, args);
-  return cudaGetLastError();
-}
+// Launches gemm_wgmma_kernel<T, TA, TB, bm, bn, stages> for a (bm, bn) the planner chose:
+// (128, 256), (128, 128), and for 16-bit T also (64, 128), (64, 64). Defined in
+// gemm_wgmma_instance.cuh and explicitly instantiated by the instance files.
+template <class T, int TA, int TB>
+cudaError_t launch_wgmma_tiles(int bm, int bn, const WgmmaMaps& maps, const WgmmaArgs& args,
+                               int grid, cudaStream_t stream);
 
-// One entry per element type; ta/tb/bn are validated by the planner (gemm_wgmma.cu).
-cudaError_t launch_wgmma_bf16(int ta, int tb, int bn, const TmaMap& ma, const TmaMap& mb,
-                              const WgmmaArgs& args, int grid, cudaStream_t stream);
-cudaError_t launch_wgmma_f16(int ta, int tb, int bn, const TmaMap& ma, const TmaMap& mb,
-                             const WgmmaArgs& args, int grid, cudaStream_t stream);
-cudaError_t launch_wgmma_s8(int bn, const TmaMap& ma, const TmaMap& mb, const WgmmaArgs& args,
-                            int grid, cudaStream_t stream);
+// Pipeline depth per tile: as many stages as fit beside the epilogue buffers (WgmmaSmem):
+// 48 KB x 4 at 128 x 256, 32 KB x 6 at 128 x 128, 24 KB x 8 at 64 x 128, 16 KB x 12 at 64 x 64.
+constexpr int wgmma_stages(int bm, int bn) {
+  return bm == 128 ? (bn == 256 ? 4 : 6) : (bn == 128 ? 8 : 12);
+}
 
 // gemm_pack.cu: copies a batch of rows x cols matrices (element (r, c) at
 // src + b * src_batch + r * sr + c * sc, element size esz) into dst, dense with row pitch

@@ -1,14 +1,11 @@
-// Instances of the sm_90a TMA + wgmma GEMM for int8 inputs, int32 accumulation and output.
-// wgmma s8 has no transpose bits: both operands are K-major (the planner transposes others
-// into the workspace first). BN in {128, 256}. 2 kernels.
-#include "cuda/gemm_wgmma_launch.cuh"
+// sm_90a wgmma GEMM instances for int8 inputs, int32 accumulation and output. wgmma s8 has no
+// transpose bits: both operands are K-major (the planner transposes others into the workspace
+// first). Tiles 128 x 256 and 128 x 128.
+#include "cuda/gemm_wgmma_instance.cuh"
 
 namespace tc::cuda {
 
-cudaError_t launch_wgmma_s8(int bn, const TmaMap& ma, const TmaMap& mb, const WgmmaArgs& args,
-                            int grid, cudaStream_t stream) {
-  return bn == 256 ? launch_wgmma_instance<i8, 0, 0, 256>(ma, mb, args, grid, stream)
-                   : launch_wgmma_instance<i8, 0, 0, 128>(ma, mb, args, grid, stream);
-}
+template cudaError_t launch_wgmma_tiles<i8, 0, 0>(int, int, const WgmmaMaps&, const WgmmaArgs&, int,
+                                                  cudaStream_t);
 
 }  // namespace tc::cuda

@@ -6,6 +6,7 @@
 //   lab [filter]   runs the cases whose name contains `filter`.
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <random>
 #include <string>
@@ -106,6 +107,10 @@ int main(int argc, char** argv) {
               "err_blas", "own", "cublas", "ratio", "h_us", "hb_us", "unit");
   for (const Case& c : lab_cases()) {
     if (!std::strstr(c.name.c_str(), filter)) continue;
+    if (c.direct_epilogue)
+      setenv("TC_WGMMA_EPILOGUE", "direct", 1);
+    else
+      unsetenv("TC_WGMMA_EPILOGUE");
     tc::GemmProblem p0 = c.problem();
     p0.stream = stream;
     // Rotated input sets: enough that one pass over them exceeds twice the L2.

@@ -66,9 +66,44 @@ std::vector<Case> make_cases() {
     c.stride_c = int64_t(129) * 200 + 5;
     v.push_back(c);
   }
+  // --- every tile on every transpose, through the TMA-store epilogue (ldc 392: legal) -------
+  for (int t = 0; t < 4; ++t)
+    for (int var : {1, 2, 8, 9}) {
+      Case c = gemm(
+          ("wgmma_bf16_bf16_" + std::string(tn[t]) + "_v" + std::to_string(var) + "_257x392x191")
+              .c_str(),
+          W, BF, BF, 257, 392, 191, t & 2, t & 1);
+      c.variant = var;
+      v.push_back(c);
+    }
+  {
+    Case c =
+        gemm("wgmma_bf16_f32_tn_v1_tma_f32_200x520x136", W, BF, F32, 200, 520, 136, true, false);
+    c.variant = 1;  // f32 C at BN 256: four rounds of the epilogue buffer
+    v.push_back(c);
+    c = gemm("wgmma_f16_f32_nt_v9_tma_f32_100x136x72", W, F16, F32, 100, 136, 72, false, true);
+    c.variant = 9;
+    v.push_back(c);
+    c = gemm("wgmma_f16_f16_tt_v8_direct_130x264x72", W, F16, F16, 130, 264, 72, true, true);
+    c.variant = 8;
+    c.direct_epilogue = true;
+    v.push_back(c);
+    c = gemm("wgmma_bf16_bf16_nt_batched3_tma_129x200x72", W, BF, BF, 129, 200, 72, false, true);
+    c.batch = 3;
+    c.stride_a = int64_t(129) * 72 + 8;
+    c.stride_b = 0;
+    c.stride_c = int64_t(129) * 200;  // 16-byte pitch: TMA-store epilogue, 3-D map
+    v.push_back(c);
+  }
   // --- timed (issue 3's table) ------------------------------------------------------------
   v.push_back(timed(gemm("bf16_nn_4096^3", W, BF, BF, 4096, 4096, 4096, false, false)));
   v.push_back(timed(gemm("f16_nn_4096^3", W, F16, F16, 4096, 4096, 4096, false, false)));
+  {
+    Case c =
+        timed(gemm("bf16_nn_4096^3_direct_epilogue", W, BF, BF, 4096, 4096, 4096, false, false));
+    c.direct_epilogue = true;  // the previous epilogue, for a same-run comparison
+    v.push_back(c);
+  }
   v.push_back(timed(gemm("bf16_nn_8192^3", W, BF, BF, 8192, 8192, 8192, false, false)));
   v.push_back(timed(gemm("f16_nn_8192^3", W, F16, F16, 8192, 8192, 8192, false, false)));
   v.push_back(timed(gemm("bf16_nt_4096^3", W, BF, BF, 4096, 4096, 4096, false, true)));
@@ -82,6 +117,9 @@ std::vector<Case> make_cases() {
     c.batch = 32;
     c.stride_a = c.stride_b = c.stride_c = 512 * 512;
     v.push_back(c);
+    c.name = "bf16_nn_batched32_512^3_direct_epilogue";
+    c.direct_epilogue = true;
+    v.push_back(c);
   }
   // --- int8 -> int32 (exact); wgmma s8 is K-major only: nn/tt/tn pack through the workspace -
   const tc_dtype_t I8 = TC_DTYPE_I8, I32 = TC_DTYPE_I32;
@@ -92,6 +130,11 @@ std::vector<Case> make_cases() {
       gemm("wgmma_s8_s32_nt_odd_77x91x103", W, I8, I32, 77, 91, 103, false, true, 1.f, 0.f, 3));
   v.push_back(timed(gemm("s8_nt_4096^3", W, I8, I32, 4096, 4096, 4096, false, true)));
   v.push_back(timed(gemm("s8_nt_8192^3", W, I8, I32, 8192, 8192, 8192, false, true)));
+  {
+    Case c = timed(gemm("s8_nt_4096^3_direct_epilogue", W, I8, I32, 4096, 4096, 4096, false, true));
+    c.direct_epilogue = true;
+    v.push_back(c);
+  }
   v.push_back(timed(gemm("s8_nn_4096^3_packed", W, I8, I32, 4096, 4096, 4096, false, false)));
   // --- mma.sync fallback: any ld / alignment / transposes ----------------------------------
   const Kind MM = Kind::mma;

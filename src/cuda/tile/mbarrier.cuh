@@ -51,4 +51,10 @@ __device__ __forceinline__ void fence_proxy_async() {
   asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
 }
 
+// Named barrier `id` (1..15; 0 is __syncthreads) over `count` threads, a multiple of 32:
+// lets one warpgroup synchronise without stopping the others.
+__device__ __forceinline__ void named_barrier_sync(u32 id, u32 count) {
+  asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(count) : "memory");
+}
+
 }  // namespace tc::tile

@@ -39,14 +39,18 @@ inline bool tma_base_ok(const void* p) {
 // A 3-D map over a batch of row-major matrices of `elem_bytes`-byte elements: `inner` elements
 // per row (contiguous), `outer` rows `pitch` bytes apart, `batch` matrices `batch_pitch` bytes
 // apart (batch_pitch 0 with batch 1 for a single matrix). Box = box_inner x box_outer x 1 with
-// 128-byte swizzle, so box_inner * elem_bytes must be 128. OOB elements read as zero.
+// 128-byte swizzle, so box_inner * elem_bytes must be 128. Loads read OOB elements as zero;
+// stores skip them.
 inline bool tma_encode_3d(TmaMap* map, const void* base, uint32_t elem_bytes, uint64_t inner,
                           uint64_t outer, uint64_t batch, uint64_t pitch, uint64_t batch_pitch,
                           uint32_t box_inner, uint32_t box_outer) {
   auto enc = tma_encoder();
   if (!enc || box_inner * elem_bytes != 128 || box_outer > 256) return false;
-  CUtensorMapDataType dt =
-      elem_bytes == 1 ? CU_TENSOR_MAP_DATA_TYPE_UINT8 : CU_TENSOR_MAP_DATA_TYPE_UINT16;
+  if (elem_bytes != 1 && elem_bytes != 2 && elem_bytes != 4) return false;
+  // Raw bits: TMA copies, it never converts, so unsigned types of the right width serve all.
+  const CUtensorMapDataType dt = elem_bytes == 1   ? CU_TENSOR_MAP_DATA_TYPE_UINT8
+                                 : elem_bytes == 2 ? CU_TENSOR_MAP_DATA_TYPE_UINT16
+                                                   : CU_TENSOR_MAP_DATA_TYPE_UINT32;
   if (batch <= 1) batch_pitch = pitch * outer;  // unused dimension; any legal stride
   cuuint64_t dims[3] = {inner, outer, batch < 1 ? 1 : batch};
   cuuint64_t strides[2] = {pitch, batch_pitch};
