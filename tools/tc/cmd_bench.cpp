@@ -1,6 +1,9 @@
 // `tc bench gemm`: the GEMM document's sweep (256..4096, 8192 with --large) over f16, bf16, f32
 // and i8; median of repeats per cell; a table of TFLOP/s (TOP/s for i8) and backend per cell;
 // --vs-peer adds the peer measured in the same run (OpenBLAS sgemm called directly on the CPU).
+// On a CUDA context the benchmark is bench/gemm_cuda_bench.h's: the sweep (tf32 too), odd
+// shapes, NT/TN, batched and decode tables timed with CUDA events, cuBLASLt as the peer
+// (--vs-peer, alias --vs-cublas), peak device memory per table.
 #include <fmt/format.h>
 
 #include <fstream>
@@ -9,6 +12,9 @@
 
 #include "commands.h"
 #include "gemm_runner.h"
+#ifdef TC_HAVE_BENCH_EXTRAS
+#include "gemm_cuda_bench.h"
+#endif
 
 namespace {
 
@@ -18,6 +24,9 @@ struct Options {
   bool large = false, vs_peer = false, check = false;
   std::string json, device = "auto";
   double seconds = 0.5;
+  bool seconds_given = false, dtypes_given = false, sizes_given = false;
+  std::vector<std::string> suites;  // CUDA: sweep, shapes, decode (default all)
+  std::string filter;               // CUDA: only cases whose label contains this
 };
 
 std::vector<std::string> split(const std::string& s) {
@@ -26,6 +35,24 @@ std::vector<std::string> split(const std::string& s) {
   for (std::string x; std::getline(ss, x, ',');)
     if (!x.empty()) out.push_back(x);
   return out;
+}
+
+void run_cuda_bench([[maybe_unused]] tc_context_t* ctx, [[maybe_unused]] const Options& o) {
+#ifdef TC_HAVE_BENCH_EXTRAS
+  tc::bench::CudaBenchOptions co;
+  if (!o.suites.empty()) co.cases.suites = o.suites;
+  if (o.sizes_given) co.cases.sizes = o.sizes;
+  if (o.dtypes_given) co.cases.dtypes = o.dtypes;
+  co.cases.large = o.large;
+  co.vs_peer = o.vs_peer;
+  co.filter = o.filter;
+  if (o.seconds_given) co.seconds = o.seconds;
+  nlohmann::json doc = tc::bench::run_cuda_gemm_bench(ctx, co);
+  if (!o.json.empty()) std::ofstream(o.json) << doc.dump(1) << "\n";
+#else
+  fmt::print(stderr, "tc bench: this build has no CUDA benchmark (bench/ was not built)\n");
+  throw CLI::RuntimeError(2);
+#endif
 }
 
 void run_bench(const Options& o) {
@@ -39,6 +66,11 @@ void run_bench(const Options& o) {
   }
   tc_device_info info;
   tc_context_device_info(ctx, &info);
+  if (info.device == TC_DEVICE_CUDA) {
+    run_cuda_bench(ctx, o);
+    tc_context_destroy(ctx);
+    return;
+  }
   std::vector<int> sizes = o.sizes;
   if (o.large) sizes.push_back(8192);
   nlohmann::json cells = nlohmann::json::array();
@@ -114,13 +146,24 @@ void tc_cli_add_bench(CLI::App& app) {
   gemm->add_option("--sizes", *sizes, "comma-separated square sizes (default 256..4096)");
   gemm->add_option("--dtypes", *dtypes, "comma-separated: f16,bf16,f32,tf32,i8");
   gemm->add_flag("--large", o->large, "add 8192");
-  gemm->add_flag("--vs-peer", o->vs_peer, "time the peer library in the same run, print ratios");
+  gemm->add_flag("--vs-peer,--vs-cublas", o->vs_peer,
+                 "time the peer library (OpenBLAS on the CPU, cuBLASLt on CUDA) in the same run");
   gemm->add_flag("--check", o->check, "check each cell against float64 on sampled rows");
   gemm->add_option("--json", o->json, "write the cells as JSON");
   gemm->add_option("--device", o->device, "auto | cpu | cuda")
       ->check(CLI::IsMember({"auto", "cpu", "cuda"}));
-  gemm->add_option("--seconds", o->seconds, "minimum measuring time per cell");
-  gemm->callback([o, sizes, dtypes] {
+  auto* secs = gemm->add_option("--seconds", o->seconds, "minimum measuring time per cell");
+  auto suites = std::make_shared<std::string>();
+  gemm->add_option("--suites", *suites, "CUDA: comma-separated sweep,shapes,decode (default all)");
+  gemm->add_option("--filter", o->filter, "CUDA: only cases whose label contains this text");
+  gemm->callback([o, sizes, dtypes, suites, secs] {
+    o->seconds_given = secs->count() > 0;
+    o->sizes_given = !sizes->empty();
+    o->dtypes_given = !dtypes->empty();
+    if (!suites->empty()) o->suites = split(*suites);
+    for (auto& x : o->suites)
+      if (x != "sweep" && x != "shapes" && x != "decode")
+        throw CLI::ValidationError("--suites", "unknown suite " + x);
     if (!sizes->empty()) {
       o->sizes.clear();
       for (auto& x : split(*sizes)) o->sizes.push_back(std::stoi(x));

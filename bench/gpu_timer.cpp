@@ -1,0 +1,77 @@
+#include "gpu_timer.h"
+
+#include <algorithm>
+#include <vector>
+
+namespace tc::bench {
+
+double median_ms(cudaStream_t stream, const std::function<bool(int)>& launch, double min_seconds) {
+  cudaEvent_t e0, e1;
+  if (cudaEventCreate(&e0) != cudaSuccess) return -1;
+  if (cudaEventCreate(&e1) != cudaSuccess) {
+    cudaEventDestroy(e0);
+    return -1;
+  }
+  int calls = 0;
+  auto batch = [&](int n) -> double {
+    cudaEventRecord(e0, stream);
+    for (int i = 0; i < n; ++i)
+      if (!launch(calls++)) return -1;
+    cudaEventRecord(e1, stream);
+    float ms = 0;
+    if (cudaEventSynchronize(e1) != cudaSuccess || cudaEventElapsedTime(&ms, e0, e1) != cudaSuccess)
+      return -1;
+    return double(ms);
+  };
+  double result = -1;
+  if (batch(1) >= 0) {  // warm-up
+    const double one = batch(1);
+    if (one >= 0) {
+      const int per = std::clamp(int(2.0 / std::max(one, 1e-4)), 1, 500);
+      std::vector<double> t;
+      double total_ms = 0;
+      while (t.size() < 5 || (total_ms < min_seconds * 1e3 && t.size() < 200)) {
+        const double ms = batch(per);
+        if (ms < 0) break;
+        t.push_back(ms / per);
+        total_ms += ms;
+      }
+      if (t.size() >= 5) {
+        std::sort(t.begin(), t.end());
+        result = t[t.size() / 2];
+      }
+    }
+  }
+  cudaEventDestroy(e0);
+  cudaEventDestroy(e1);
+  return result;
+}
+
+double median_ms_sync(cudaStream_t stream, const std::function<bool(int)>& call,
+                      double min_seconds) {
+  cudaEvent_t e0, e1;
+  if (cudaEventCreate(&e0) != cudaSuccess) return -1;
+  if (cudaEventCreate(&e1) != cudaSuccess) {
+    cudaEventDestroy(e0);
+    return -1;
+  }
+  std::vector<double> t;
+  double total_ms = 0;
+  bool ok = call(0);  // warm-up
+  for (int i = 1; ok && (t.size() < 5 || (total_ms < min_seconds * 1e3 && t.size() < 500)); ++i) {
+    float ms = 0;
+    ok = launch_spin(stream, 100) == cudaSuccess && cudaEventRecord(e0, stream) == cudaSuccess &&
+         call(i) && cudaEventRecord(e1, stream) == cudaSuccess &&
+         cudaEventSynchronize(e1) == cudaSuccess &&
+         cudaEventElapsedTime(&ms, e0, e1) == cudaSuccess;
+    t.push_back(ms);
+    total_ms += ms;
+  }
+  cudaEventDestroy(e0);
+  cudaEventDestroy(e1);
+  if (!ok) return -1;
+  std::sort(t.begin(), t.end());
+  return t[t.size() / 2];
+}
+
+}  // namespace tc::bench

@@ -1,0 +1,38 @@
+// Device-side helpers of the CUDA benchmark: random fills without host traffic (gpu_fill.cu)
+// and CUDA-event timing (gpu_timer.cpp).
+#pragma once
+
+#include <cuda_runtime_api.h>
+#include <tc/tc.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+
+namespace tc::bench {
+
+// Fills `count` elements of dtype `t` at `p` with values from U(-1, 1) (i8: U[-128, 127]),
+// a hash of (seed, index): reproducible and never all zeros.
+cudaError_t fill_random(void* p, tc_dtype_t t, size_t count, uint64_t seed, cudaStream_t s);
+
+// Median milliseconds of one call of `launch(i)` on `stream` (i counts calls, for rotating
+// inputs): a warm-up call, an estimate, then at least 5 batches of calls ~2 ms long, until
+// `min_seconds` of GPU time was measured. Returns -1 when a launch fails.
+double median_ms(cudaStream_t stream, const std::function<bool(int)>& launch, double min_seconds);
+
+}  // namespace tc::bench
+
+namespace tc::bench {
+
+// For calls that synchronize before they return (tc_gemm_batched): each measurement is one
+// call, queued behind a spin kernel so that it starts the moment the start event does; the end
+// event is recorded when the call returns, so the stream's wake-up (a few microseconds) is
+// included. Median over at least 5 calls, until `min_seconds` was measured.
+double median_ms_sync(cudaStream_t stream, const std::function<bool(int)>& call,
+                      double min_seconds);
+
+// Keeps `stream` busy for about `us` microseconds, so that work the host queues behind it
+// starts back to back and a following event measures only that work.
+cudaError_t launch_spin(cudaStream_t stream, int us);
+
+}  // namespace tc::bench
