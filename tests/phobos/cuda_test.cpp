@@ -53,7 +53,11 @@ TEST(PhobosCuda, NvrtcCompilesSeedKernelsForSm90a) {
 TEST(PhobosCuda, TensorCoreLoweringUsesMma) {
   auto k = phobos::compile(phobos_test::example("sgemm.ph"), "sgemm.ph").kernel("hgemm");
   std::string src = k.cuda_source();
-  EXPECT_NE(src.find("ph_mma(&r_acc"), std::string::npos);
+  // The tile library's mma.sync wrapper, fed by ldmatrix from padded shared tiles.
+  EXPECT_NE(src.find("#include \"mma.cuh\""), std::string::npos);
+  EXPECT_NE(src.find("tc::tile::mma_16816<tc::tile::f16>"), std::string::npos);
+  EXPECT_NE(src.find("tc::tile::ldmatrix_x4(fa[mi].r"), std::string::npos);
+  EXPECT_NE(src.find("ph_ldmatrix_x4_trans(t4"), std::string::npos);  // B of dot is [k][n]
   // @aligned drops the edge checks of the loads and the store.
   EXPECT_EQ(src.find("(unsigned)"), std::string::npos);
   auto r = phobos::compile(phobos_test::example("ragged.ph"), "ragged.ph").kernel("hgemm_ragged");

@@ -6,6 +6,7 @@
 
 #include "../passes/plan.h"
 #include "emit.h"
+#include "headers.h"
 #include "module_cache.h"
 #include "phobos/phobos.h"
 
@@ -16,6 +17,11 @@
 namespace phobos {
 
 #ifdef PHOBOS_HAVE_CUDART
+
+struct Loaded;
+static Loaded load_instance(const Program& prog, const ir::Kernel& k, const std::string& entry);
+static void launch_loaded(const ir::Kernel& k, const BoundArgs& b, void* stream, cudaKernel_t kern,
+                          int64_t smem_bytes, const std::string& entry);
 
 static int device_arch(std::string* name) {
   int n = 0;
@@ -39,14 +45,43 @@ std::string cuda_device_name() {
   return "cuda-sm" + std::to_string(arch) + "-" + name;
 }
 
+// A loaded instance: what a repeated launch needs without planning or emitting again.
+struct Loaded {
+  cudaKernel_t kern;
+  int64_t smem_bytes;
+};
+
 void cuda_launch(const Program& prog, const ir::Kernel& k, const BoundArgs& b, void* stream) {
+  std::string entry = cuda_entry_name(k);
+  int dev = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess) device_arch(nullptr);  // throws "no CUDA device"
+  static std::mutex mu;
+  static std::map<std::string, Loaded> by_entry;  // source hash / entry / device
+  std::string ekey = prog.source_hash + "/" + entry + "/" + std::to_string(dev);
+  Loaded ld{};
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    auto it = by_entry.find(ekey);
+    if (it != by_entry.end()) ld = it->second;
+  }
+  if (!ld.kern) ld = load_instance(prog, k, entry);
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    by_entry[ekey] = ld;
+  }
+  launch_loaded(k, b, stream, ld.kern, ld.smem_bytes, entry);
+}
+
+static Loaded load_instance(const Program& prog, const ir::Kernel& k, const std::string& entry) {
   int arch_num = device_arch(nullptr);
   // sm_90a unlocks the Hopper-only instructions; other parts get their plain architecture.
   std::string arch = "sm_" + std::to_string(arch_num) + (arch_num == 90 ? "a" : "");
   passes::Plan plan = passes::plan_kernel(k);
   std::string src = emit_cuda(prog, k);
-  std::string entry = cuda_entry_name(k);
-  std::string key = module_cache_key(prog.source_hash, src, nvrtc_version(), arch);
+  // The key covers the embedded headers too: a changed tile library is a new module.
+  std::string keysrc = src;
+  for (auto& h : embedded_headers()) keysrc += h.text;
+  std::string key = module_cache_key(prog.source_hash, keysrc, nvrtc_version(), arch);
   static std::mutex mu;
   static std::map<std::string, std::pair<cudaLibrary_t, cudaKernel_t>> loaded;
   cudaKernel_t kern;
@@ -76,6 +111,11 @@ void cuda_launch(const Program& prog, const ir::Kernel& k, const BoundArgs& b, v
       kern = it->second.second;
     }
   }
+  return Loaded{kern, plan.smem_bytes};
+}
+
+static void launch_loaded(const ir::Kernel& k, const BoundArgs& b, void* stream, cudaKernel_t kern,
+                          int64_t smem_bytes, const std::string& entry) {
   // Arguments in the generated signature's order: parameters, then dimension symbols.
   std::vector<void*> ptrs(k.args.size());
   std::vector<float> fs(k.args.size());
@@ -102,7 +142,7 @@ void cuda_launch(const Program& prog, const ir::Kernel& k, const BoundArgs& b, v
             static_cast<unsigned>(eval_host(k, k.grid[2], b)));
   cudaError_t e = cudaLaunchKernel(
       reinterpret_cast<const void*>(kern), grid, dim3(static_cast<unsigned>(k.threads)),
-      argv.data(), static_cast<size_t>(plan.smem_bytes), static_cast<cudaStream_t>(stream));
+      argv.data(), static_cast<size_t>(smem_bytes), static_cast<cudaStream_t>(stream));
   if (e != cudaSuccess) throw Error("cudaLaunchKernel(" + entry + "): " + cudaGetErrorString(e));
 }
 

@@ -1,7 +1,7 @@
 // The device-side helpers every generated kernel starts with. NVRTC-compatible: no standard
-// library headers. The tensor-core step is the one place that would switch to the shared tile
-// library (src/cuda/tile/) once it has an mma.sync m16n8k16 wrapper; today that library holds
-// wgmma/TMA only, so the PTX is inline here (PTX ISA 9.7.14.5.8, mma.m16n8k16 fragments).
+// library headers. Tensor-core code uses the shared tile library (src/cuda/tile/mma.cuh:
+// fragments, mma_16816, ldmatrix) and Phobos's fragment maps (mma_map.inc), both embedded into
+// the library and handed to NVRTC as in-memory headers (headers.cpp).
 #include <string>
 
 namespace phobos {
@@ -9,8 +9,9 @@ namespace phobos {
 const char* cuda_prelude() {
   return R"PHOBOS(#include <cuda_fp16.h>
 #include <cuda_bf16.h>
+#include "mma.cuh"
+#include "phobos_mma_map.h"
 
-typedef unsigned int ph_u32;
 static __device__ __forceinline__ float ph_ld(float x) { return x; }
 static __device__ __forceinline__ float ph_ld(__half x) { return __half2float(x); }
 static __device__ __forceinline__ float ph_ld(__nv_bfloat16 x) { return __bfloat162float(x); }
@@ -41,24 +42,15 @@ static __device__ __forceinline__ float ph_gelu(float x) {
   // tanh form (spec §3)
   return 0.5f * x * (1.0f + tanhf(0.7978845608028654f * (x + 0.044715f * x * x * x)));
 }
-static __device__ __forceinline__ ph_u32 ph_pack(__half lo, __half hi) {
-  return (ph_u32)__half_as_ushort(lo) | ((ph_u32)__half_as_ushort(hi) << 16);
+// ldmatrix with .trans (the B operand of dot, stored [k][n]): the shared tile library has only
+// the non-transposed forms, so these two live here (PTX ISA "ldmatrix").
+static __device__ __forceinline__ void ph_ldmatrix_x4_trans(tc::tile::u32 (&r)[4], const void* p) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(tc::tile::smem_addr(p)));
 }
-static __device__ __forceinline__ ph_u32 ph_pack(__nv_bfloat16 lo, __nv_bfloat16 hi) {
-  return (ph_u32)__bfloat16_as_ushort(lo) | ((ph_u32)__bfloat16_as_ushort(hi) << 16);
-}
-// D = A(16x16, row) * B(16x8, col) + D, f32 accumulators; a[4], b[2] packed pairs.
-static __device__ __forceinline__ void ph_mma(float* d, const ph_u32* a, const ph_u32* b, __half) {
-  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 "
-               "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
-               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
-}
-static __device__ __forceinline__ void ph_mma(float* d, const ph_u32* a, const ph_u32* b, __nv_bfloat16) {
-  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 "
-               "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
-               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+static __device__ __forceinline__ void ph_ldmatrix_x2_trans(tc::tile::u32 (&r)[2], const void* p) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%0,%1}, [%2];"
+               : "=r"(r[0]), "=r"(r[1]) : "r"(tc::tile::smem_addr(p)));
 }
 )PHOBOS";
 }

@@ -77,7 +77,7 @@ class Emitter {
     int64_t off = 0;
     for (int r : p_.smem) {
       const VType& t = k_.regs[r].type;
-      int64_t bytes = t.numel() * static_cast<int64_t>(dtype_size(t.dt));
+      int64_t bytes = p_.smem_elems(k_, r) * static_cast<int64_t>(dtype_size(t.dt));
       int64_t n = p_.double_buffered.count(r) ? 2 : 1;
       line(std::string(ctype(t.dt)) + "* " + cname(k_, r) + " = reinterpret_cast<" + ctype(t.dt) +
            "*>(ph_smem + " + std::to_string(off) + ");  // " + ir::type_str(t) +
@@ -146,6 +146,78 @@ class Emitter {
     return a.dims[d] < 0 ? std::to_string(a.dim_const[d]) : "d_" + k_.dims[a.dims[d]];
   }
 
+  // Offset and in-bounds predicate ("" when unchecked) of element (r, c) of a tensor load.
+  void load_addr(const Node& n, const std::string& r, const std::string& c, const std::string& i,
+                 std::string* off, std::string* pred) {
+    size_t tile_axis = 0;
+    const auto& sl = n.slices;
+    int tiled = 0;
+    for (auto& s : sl) tiled += !s.point;
+    for (size_t d = 0; d < sl.size(); ++d) {
+      std::string start = elem(sl[d].start, "0", "0", i);
+      std::string idx = start;
+      if (!sl[d].point) {
+        std::string e = tiled == 2 && tile_axis == 0 ? r : c;
+        idx = "(" + start + " + " + e + ")";
+        ++tile_axis;
+      }
+      *off = off->empty() ? idx : "(" + *off + ") * " + dim(n.idx, d) + " + " + idx;
+      int sym = k_.args[n.idx].dims[d];
+      if (sym < 0 || !p_.unchecked_dims.count(sym)) {
+        *pred += (pred->empty() ? "" : " && ") + std::string("(unsigned)") + idx + " < (unsigned)" +
+                 dim(n.idx, d);
+      }
+    }
+  }
+
+  // 16-byte chunks: a shared tile filled straight from a tensor slice of its own element type
+  // (no conversion) whose rows are whole chunks moves 16 bytes per load and store. A chunk
+  // takes the vector path when it is in bounds and its global address is 16-byte aligned
+  // (checked at run time, so ragged shapes and odd leading dimensions stay correct).
+  int64_t vec_width(int reg, const NodeP& v) const {
+    const VType& t = k_.regs[reg].type;
+    if (t.shape.size() != 2 || v->op != Op::Load || v->idx < 0 || v->type.dt != t.dt) return 0;
+    int tiled = 0;
+    for (auto& s : v->slices) tiled += !s.point;
+    if (tiled != 2 || v->slices.back().point) return 0;
+    int64_t V = 16 / static_cast<int64_t>(dtype_size(t.dt));
+    if (V < 2 || t.shape[1] % V || p_.pitch_of(k_, reg) % V) return 0;
+    return V;
+  }
+
+  // Emits `uint4 dst` = the V elements of load v starting at tile element (r, c).
+  void vec_load(const NodeP& v, int64_t V, const std::string& r, const std::string& c,
+                const std::string& dst, bool declare) {
+    std::string off, pred, off2, pred_last;
+    load_addr(*v, r, c, "0", &off, &pred);
+    load_addr(*v, r, "(" + c + " + " + std::to_string(V - 1) + ")", "0", &off2, &pred_last);
+    const char* ty = ctype(v->type.dt);
+    if (declare) line("uint4 " + dst + ";");
+    line("{");
+    ++ind_;
+    line("const " + std::string(ty) + "* ph_src = &" + k_.args[v->idx].name + "[" + off + "];");
+    std::string ok = "(reinterpret_cast<unsigned long long>(ph_src) & 15) == 0";
+    if (!pred.empty()) ok = pred + " && " + pred_last + " && " + ok;
+    line("if (" + ok + ") {");
+    line("  " + dst + " = *reinterpret_cast<const uint4*>(ph_src);");
+    line("} else {");
+    ++ind_;
+    line("__align__(16) " + std::string(ty) + " ph_t[" + std::to_string(V) + "];");
+    line("#pragma unroll");
+    line("for (int ph_v = 0; ph_v < " + std::to_string(V) + "; ++ph_v) {");
+    ++ind_;
+    std::string o3, p3;
+    load_addr(*v, r, "(" + c + " + ph_v)", "0", &o3, &p3);
+    (void)o3;
+    std::string zero = store_cast(v->type.dt, "0.0f");
+    line("ph_t[ph_v] = " + (p3.empty() ? "ph_src[ph_v]" : "(" + p3 + ") ? ph_src[ph_v] : " + zero) +
+         ";");
+    close();
+    line(dst + " = *reinterpret_cast<const uint4*>(ph_t);");
+    close();
+    close();
+  }
+
   // Element (r, c) of node n; r/c are C expressions ("0" for absent axes).
   std::string elem(const NodeP& n, const std::string& r, const std::string& c,
                    const std::string& i) {
@@ -171,12 +243,14 @@ class Emitter {
         if (override_.count(n->idx)) return override_.at(n->idx);
         if (t.scalar()) return cname(k_, n->idx);
         if (p_.smem.count(n->idx)) {
-          std::string idx = t.shape.size() == 1
-                                ? c
-                                : "(" + r + ") * " + std::to_string(t.shape[1]) + " + (" + c + ")";
-          std::string base = cname(k_, n->idx) + (p_.double_buffered.count(n->idx)
-                                                      ? " + ph_stage * " + std::to_string(t.numel())
-                                                      : "");
+          std::string idx =
+              t.shape.size() == 1
+                  ? c
+                  : "(" + r + ") * " + std::to_string(p_.pitch_of(k_, n->idx)) + " + (" + c + ")";
+          std::string base = cname(k_, n->idx) +
+                             (p_.double_buffered.count(n->idx)
+                                  ? " + ph_stage * " + std::to_string(p_.smem_elems(k_, n->idx))
+                                  : "");
           return "ph_ld((" + base + ")[" + idx + "])";
         }
         return cname(k_, n->idx) + "[" + i + "]";
@@ -185,25 +259,7 @@ class Emitter {
         return elem(n->args[0], "0", "0", i);
       case Op::Load: {
         std::string off, pred;
-        size_t tile_axis = 0;
-        const auto& sl = n->slices;
-        int tiled = 0;
-        for (auto& s : sl) tiled += !s.point;
-        for (size_t d = 0; d < sl.size(); ++d) {
-          std::string start = elem(sl[d].start, "0", "0", i);
-          std::string idx = start;
-          if (!sl[d].point) {
-            std::string e = tiled == 2 && tile_axis == 0 ? r : c;
-            idx = "(" + start + " + " + e + ")";
-            ++tile_axis;
-          }
-          off = off.empty() ? idx : "(" + off + ") * " + dim(n->idx, d) + " + " + idx;
-          int sym = k_.args[n->idx].dims[d];
-          if (sym < 0 || !p_.unchecked_dims.count(sym)) {
-            pred += (pred.empty() ? "" : " && ") + std::string("(unsigned)") + idx +
-                    " < (unsigned)" + dim(n->idx, d);
-          }
-        }
+        load_addr(*n, r, c, i, &off, &pred);
         std::string ld = "ph_ld(" + k_.args[n->idx].name + "[" + off + "])";
         if (pred.empty()) return ld;
         return "(" + pred + " ? " + ld + " : " + (is_float(t.dt) ? "0.0f" : "0") + ")";
@@ -304,10 +360,9 @@ class Emitter {
       std::string wr = "(tid / 32 / " + std::to_string(l.wn) + ")",
                   wc = "(tid / 32 % " + std::to_string(l.wn) + ")";
       line("const int " + *r + " = " + wr + " * " + std::to_string(l.R / l.wm) + " + (" + *i +
-           " / " + std::to_string(l.ni * 4) + ") * 16 + (tid % 32) / 4 + ((" + *i +
-           " % 4) / 2) * 8;");
+           " / " + std::to_string(l.ni * 4) + ") * 16 + ph_c_row(tid % 32, " + *i + " % 4);");
       line("const int " + *c + " = " + wc + " * " + std::to_string(l.C / l.wn) + " + ((" + *i +
-           " / 4) % " + std::to_string(l.ni) + ") * 8 + (tid % 4) * 2 + (" + *i + " % 2);");
+           " / 4) % " + std::to_string(l.ni) + ") * 8 + ph_c_col(tid % 32, " + *i + " % 4);");
     }
     line("(void)" + *r + ";");
     line("(void)" + *c + ";");
@@ -342,13 +397,31 @@ class Emitter {
     line("(void)" + *c + ";");
   }
 
+  std::string smem_at(int reg, const std::string& stage, const std::string& r, const std::string& c,
+                      const std::string& e) const {
+    const VType& t = k_.regs[reg].type;
+    std::string idx = t.shape.size() == 2
+                          ? "(" + r + ") * " + std::to_string(p_.pitch_of(k_, reg)) + " + " + c
+                          : e;
+    return cname(k_, reg) + "[" +
+           (stage.empty() ? "" : stage + " * " + std::to_string(p_.smem_elems(k_, reg)) + " + ") +
+           idx + "]";
+  }
+
   void smem_fill(int reg, const NodeP& v, const std::string& stage) {
     const VType& t = k_.regs[reg].type;
     std::string r, c, e;
+    if (int64_t V = vec_width(reg, v)) {
+      std::vector<int64_t> chunks = {t.shape[0], t.shape[1] / V};
+      open_all(chunks, &r, &c, &e);
+      std::string col = "(" + c + ") * " + std::to_string(V);
+      vec_load(v, V, r, col, "ph_chunk", true);
+      line("*reinterpret_cast<uint4*>(&" + smem_at(reg, stage, r, col, e) + ") = ph_chunk;");
+      close();
+      return;
+    }
     open_all(t.shape, &r, &c, &e);
-    line(cname(k_, reg) + "[" +
-         (stage.empty() ? "" : stage + " * " + std::to_string(t.numel()) + " + ") + e +
-         "] = " + store_cast(t.dt, elem(v, r, c, e)) + ";");
+    line(smem_at(reg, stage, r, c, e) + " = " + store_cast(t.dt, elem(v, r, c, e)) + ";");
     close();
   }
 
@@ -392,17 +465,19 @@ class Emitter {
   void dot(const passes::DotSite& d) {
     const Layout& l = p_.frag.at(d.acc);
     const VType& at = k_.regs[d.a].type;
-    int64_t K = at.shape[1], C = l.C;
+    int64_t K = at.shape[1];
     std::string A = cname(k_, d.a), B = cname(k_, d.b), acc = cname(k_, d.acc);
+    std::string PA = std::to_string(p_.pitch_of(k_, d.a)),
+                PB = std::to_string(p_.pitch_of(k_, d.b));
     if (p_.double_buffered.count(d.a))
-      A = "(" + A + " + ph_stage * " + std::to_string(at.numel()) + ")";
+      A = "(" + A + " + ph_stage * " + std::to_string(p_.smem_elems(k_, d.a)) + ")";
     if (p_.double_buffered.count(d.b))
-      B = "(" + B + " + ph_stage * " + std::to_string(k_.regs[d.b].type.numel()) + ")";
-    auto bk = [&](const std::string& kk, const std::string& n) {
-      return d.trans ? B + "[(" + n + ") * " + std::to_string(K) + " + " + kk + "]"
-                     : B + "[(" + kk + ") * " + std::to_string(C) + " + " + n + "]";
-    };
+      B = "(" + B + " + ph_stage * " + std::to_string(p_.smem_elems(k_, d.b)) + ")";
     if (!d.mma) {
+      auto bk = [&](const std::string& kk, const std::string& n) {
+        return d.trans ? B + "[(" + n + ") * " + PB + " + " + kk + "]"
+                       : B + "[(" + kk + ") * " + PB + " + " + n + "]";
+      };
       int64_t pr = l.R / l.tr, pc = l.C / l.tc;
       std::string q = fresh("q");
       line("#pragma unroll 4");
@@ -411,8 +486,8 @@ class Emitter {
       line("float av[" + std::to_string(pr) + "], bv[" + std::to_string(pc) + "];");
       line("#pragma unroll");
       line("for (int ii = 0; ii < " + std::to_string(pr) + "; ++ii) av[ii] = ph_ld(" + A +
-           "[(tid / " + std::to_string(l.tc) + " + ii * " + std::to_string(l.tr) + ") * " +
-           std::to_string(K) + " + " + q + "]);");
+           "[(tid / " + std::to_string(l.tc) + " + ii * " + std::to_string(l.tr) + ") * " + PA +
+           " + " + q + "]);");
       line("#pragma unroll");
       line("for (int jj = 0; jj < " + std::to_string(pc) + "; ++jj) bv[jj] = ph_ld(" +
            bk(q, "tid % " + std::to_string(l.tc) + " + jj * " + std::to_string(l.tc)) + ");");
@@ -423,45 +498,61 @@ class Emitter {
            std::to_string(pc) + " + jj] += av[ii] * bv[jj];");
       close();
     } else {
+      // Tensor cores: fragments come from the padded shared tiles through ldmatrix (maps in
+      // mma_map.inc, checked on the CPU by tests/phobos/mma_map_test.cpp); the product is the
+      // tile library's mma_16816 (src/cuda/tile/mma.cuh).
       std::string kk = fresh("kk");
       std::string row0 =
           "(tid / 32 / " + std::to_string(l.wn) + ") * " + std::to_string(l.R / l.wm);
       std::string col0 =
           "(tid / 32 % " + std::to_string(l.wn) + ") * " + std::to_string(l.C / l.wn);
+      std::string ty = at.dt == DType::BF16 ? "tc::tile::bf16" : "tc::tile::f16";
+      std::string MI = std::to_string(l.mi), NI = std::to_string(l.ni);
       line("#pragma unroll");
       line("for (int " + kk + " = 0; " + kk + " < " + std::to_string(K) + "; " + kk + " += 16) {");
       ++ind_;
-      line("const int g = (tid % 32) / 4, t2 = (tid % 4) * 2;");
-      line("ph_u32 fa[" + std::to_string(l.mi) + "][4], fb[" + std::to_string(l.ni) + "][2];");
+      line("const int lane = tid % 32;");
+      line("tc::tile::FragA16x16 fa[" + MI + "];");
+      line("tc::tile::FragB16x8 fb[" + NI + "];");
       line("#pragma unroll");
-      line("for (int mi = 0; mi < " + std::to_string(l.mi) + "; ++mi) {");
+      line("for (int mi = 0; mi < " + MI + "; ++mi)");
+      line("  tc::tile::ldmatrix_x4(fa[mi].r, &" + A + "[(" + row0 +
+           " + mi * 16 + ph_lda_row(lane)) * " + PA + " + " + kk + " + ph_lda_col(lane)]);");
+      // B: two n-tiles per ldmatrix.x4, a last odd one with .x2 (lanes 0-15 give addresses).
+      std::string baddr = d.trans ? "&" + B + "[(" + col0 + " + nj * 8 + ph_ldbt_row(lane)) * " +
+                                        PB + " + " + kk + " + ph_ldbt_col(lane)]"
+                                  : "&" + B + "[(" + kk + " + ph_ldb_row(lane)) * " + PB + " + " +
+                                        col0 + " + nj * 8 + ph_ldb_col(lane)]";
+      std::string x4 = d.trans ? "tc::tile::ldmatrix_x4" : "ph_ldmatrix_x4_trans";
+      std::string x2 = d.trans ? "tc::tile::ldmatrix_x2" : "ph_ldmatrix_x2_trans";
+      line("#pragma unroll");
+      line("for (int nj = 0; nj + 1 < " + NI + "; nj += 2) {");
       ++ind_;
-      line("const int ar = " + row0 + " + mi * 16 + g;");
-      std::string ks = std::to_string(K);
-      line("fa[mi][0] = ph_pack(" + A + "[ar * " + ks + " + " + kk + " + t2], " + A + "[ar * " +
-           ks + " + " + kk + " + t2 + 1]);");
-      line("fa[mi][1] = ph_pack(" + A + "[(ar + 8) * " + ks + " + " + kk + " + t2], " + A +
-           "[(ar + 8) * " + ks + " + " + kk + " + t2 + 1]);");
-      line("fa[mi][2] = ph_pack(" + A + "[ar * " + ks + " + " + kk + " + t2 + 8], " + A + "[ar * " +
-           ks + " + " + kk + " + t2 + 9]);");
-      line("fa[mi][3] = ph_pack(" + A + "[(ar + 8) * " + ks + " + " + kk + " + t2 + 8], " + A +
-           "[(ar + 8) * " + ks + " + " + kk + " + t2 + 9]);");
+      line("tc::tile::u32 t4[4];");
+      line(x4 + "(t4, " + baddr + ");");
+      line(
+          "fb[nj].r[0] = t4[0]; fb[nj].r[1] = t4[1]; fb[nj + 1].r[0] = t4[2]; fb[nj + 1].r[1] = "
+          "t4[3];");
       close();
+      if (l.ni % 2) {
+        line("{");
+        ++ind_;
+        line("const int nj = " + std::to_string(l.ni - 1) + ";");
+        line(x2 + "(fb[nj].r, " + baddr + ");");
+        close();
+      }
       line("#pragma unroll");
-      line("for (int nj = 0; nj < " + std::to_string(l.ni) + "; ++nj) {");
+      line("for (int mi = 0; mi < " + MI + "; ++mi)");
+      line("#pragma unroll");
+      line("  for (int nj = 0; nj < " + NI + "; ++nj) {");
       ++ind_;
-      line("const int bn = " + col0 + " + nj * 8 + g;");
-      line("fb[nj][0] = ph_pack(" + bk(kk + " + t2", "bn") + ", " + bk(kk + " + t2 + 1", "bn") +
-           ");");
-      line("fb[nj][1] = ph_pack(" + bk(kk + " + t2 + 8", "bn") + ", " + bk(kk + " + t2 + 9", "bn") +
-           ");");
+      std::string base = acc + "[(mi * " + NI + " + nj) * 4 + ";
+      line("tc::tile::FragC16x8 fc = {{" + base + "0], " + base + "1], " + base + "2], " + base +
+           "3]}};");
+      line("tc::tile::mma_16816<" + ty + ">(fc, fa[mi], fb[nj]);");
+      line(base + "0] = fc.r[0]; " + base + "1] = fc.r[1]; " + base + "2] = fc.r[2]; " + base +
+           "3] = fc.r[3];");
       close();
-      line("#pragma unroll");
-      line("for (int mi = 0; mi < " + std::to_string(l.mi) + "; ++mi)");
-      line("#pragma unroll");
-      line("  for (int nj = 0; nj < " + std::to_string(l.ni) + "; ++nj) ph_mma(&" + acc +
-           "[(mi * " + std::to_string(l.ni) + " + nj) * 4], fa[mi], fb[nj], " + ctype(at.dt) +
-           "());");
       close();
     }
     if (k_.regs[d.acc].type.dt == DType::F16 || k_.regs[d.acc].type.dt == DType::BF16) {
@@ -557,10 +648,12 @@ class Emitter {
     std::map<int, std::string> pre;
     for (auto& [r, d] : defs) {
       const VType& t = k_.regs[r].type;
-      int64_t n = (t.numel() + k_.threads - 1) / k_.threads;
+      int64_t V = std::max<int64_t>(1, vec_width(r, d->value));
+      int64_t items = t.numel() / V, n = (items + k_.threads - 1) / k_.threads;
       std::string arr = fresh("pf");
       pre[r] = arr;
-      line(std::string(compute_type(t.dt)) + " " + arr + "[" + std::to_string(n) + "];");
+      line(std::string(V > 1 ? "uint4" : compute_type(t.dt)) + " " + arr + "[" + std::to_string(n) +
+           "];");
       line("if (ph_more) {");
       ++ind_;
       override_[s.reg] = "ph_next";
@@ -570,10 +663,16 @@ class Emitter {
       ++ind_;
       std::string e = fresh("e");
       line("const int " + e + " = tid + " + jj + " * " + std::to_string(k_.threads) + ";");
-      line("const int r_ = " + e + " / " + std::to_string(t.shape[1]) + ", c_ = " + e + " % " +
-           std::to_string(t.shape[1]) + ";");
-      line(arr + "[" + jj + "] = " + e + " < " + std::to_string(t.numel()) + " ? " +
-           elem(d->value, "r_", "c_", e) + " : 0;");
+      int64_t w = t.shape.back() / V;
+      line("const int r_ = " + e + " / " + std::to_string(w) + ", c_ = (" + e + " % " +
+           std::to_string(w) + ") * " + std::to_string(V) + ";");
+      if (V > 1) {
+        line("if (" + e + " < " + std::to_string(items) + ")");
+        vec_load(d->value, V, "r_", "c_", arr + "[" + jj + "]", false);
+      } else {
+        line(arr + "[" + jj + "] = " + e + " < " + std::to_string(items) + " ? " +
+             elem(d->value, "r_", "c_", e) + " : 0;");
+      }
       close();
       override_.erase(s.reg);
       close();
@@ -586,12 +685,21 @@ class Emitter {
     ++ind_;
     for (auto& [r, arr] : pre) {
       const VType& t = k_.regs[r].type;
-      int64_t n = (t.numel() + k_.threads - 1) / k_.threads;
+      int64_t V = std::max<int64_t>(1, vec_width(r, defs.at(r)->value));
+      int64_t items = t.numel() / V, n = (items + k_.threads - 1) / k_.threads;
+      int64_t w = t.shape.back() / V;
+      std::string T = std::to_string(k_.threads), W = std::to_string(w);
       line("#pragma unroll");
-      line("for (int j = 0; j < " + std::to_string(n) + "; ++j) if (tid + j * " +
-           std::to_string(k_.threads) + " < " + std::to_string(t.numel()) + ") " + cname(k_, r) +
-           "[(ph_stage ^ 1) * " + std::to_string(t.numel()) + " + tid + j * " +
-           std::to_string(k_.threads) + "] = " + store_cast(t.dt, arr + "[j]") + ";");
+      line("for (int j = 0; j < " + std::to_string(n) + "; ++j) {");
+      ++ind_;
+      line("const int e_ = tid + j * " + T + ", r_ = e_ / " + W + ", c_ = (e_ % " + W + ") * " +
+           std::to_string(V) + ";");
+      line("(void)r_;");
+      std::string at = smem_at(r, "(ph_stage ^ 1)", "r_", "c_", "e_");
+      line("if (e_ < " + std::to_string(items) + ") " +
+           (V > 1 ? "*reinterpret_cast<uint4*>(&" + at + ") = " + arr + "[j];"
+                  : at + " = " + store_cast(t.dt, arr + "[j]") + ";"));
+      close();
     }
     close();
     line("__syncthreads();");

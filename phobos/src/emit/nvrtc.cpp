@@ -2,8 +2,10 @@
 // point reports that NVRTC is unavailable, and the CPU target is unaffected.
 #include <cstdlib>
 #include <filesystem>
+#include <vector>
 
 #include "emit.h"
+#include "headers.h"
 
 #ifdef PHOBOS_HAVE_NVRTC
 #include <nvrtc.h>
@@ -40,8 +42,14 @@ static std::string cuda_include_dir() {
 bool nvrtc_compile(const std::string& src, const std::string& name, const std::string& arch,
                    std::string* cubin, std::string* log) {
   nvrtcProgram prog;
-  if (nvrtcCreateProgram(&prog, src.c_str(), (name + ".cu").c_str(), 0, nullptr, nullptr) !=
-      NVRTC_SUCCESS) {
+  std::vector<const char*> hdr_text, hdr_name;
+  for (auto& h : embedded_headers()) {
+    hdr_name.push_back(h.name);
+    hdr_text.push_back(h.text);
+  }
+  if (nvrtcCreateProgram(&prog, src.c_str(), (name + ".cu").c_str(),
+                         static_cast<int>(hdr_text.size()), hdr_text.data(),
+                         hdr_name.data()) != NVRTC_SUCCESS) {
     *log = "nvrtcCreateProgram failed";
     return false;
   }

@@ -137,6 +137,8 @@ Plan plan_kernel(const ir::Kernel& k) {
         return p;
       }
       d.mma = true;
+      p.pitch[d.a] = at.shape[1] + 8;
+      p.pitch[d.b] = k.regs[d.b].type.shape[1] + 8;
     } else if (!simt_layout(R, C, k.threads, &l)) {
       p.error = "the accumulator tile " + shape(R, C) + " does not divide among " +
                 std::to_string(k.threads) + " threads";
@@ -189,9 +191,8 @@ Plan plan_kernel(const ir::Kernel& k) {
     return p;
   }
   for (int r : p.smem) {
-    const VType& t = k.regs[r].type;
-    int64_t bytes = t.numel() * static_cast<int64_t>(dtype_size(t.dt));
-    p.smem_bytes += bytes * (p.double_buffered.count(r) ? 2 : 1);
+    int64_t bytes = p.smem_elems(k, r) * static_cast<int64_t>(dtype_size(k.regs[r].type.dt));
+    p.smem_bytes += (bytes * (p.double_buffered.count(r) ? 2 : 1) + 15) / 16 * 16;
   }
   if (p.smem_bytes > kMaxSmemBytes) {
     p.error = "needs " + std::to_string(p.smem_bytes) + " bytes of shared memory (limit " +
@@ -217,6 +218,7 @@ std::string print_plan(const ir::Kernel& k, const Plan& p) {
   }
   for (int r : p.smem)
     o += "  %" + k.regs[r].name + ": shared memory" +
+         (p.pitch.count(r) ? ", pitch " + std::to_string(p.pitch.at(r)) : "") +
          (p.double_buffered.count(r) ? ", double-buffered" : "") + "\n";
   for (auto& d : p.dots)
     o += "  dot %" + k.regs[d.acc].name + " += %" + k.regs[d.a].name +

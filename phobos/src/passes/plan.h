@@ -43,6 +43,18 @@ struct Plan {
   std::map<int, Layout> frag;  // registers held in registers, by layout
   std::set<int> smem;          // registers staged in shared memory
   std::set<int> double_buffered;
+  // Row pitch (elements) of 2-D shared tiles; absent = the tile's width. Tensor-core operands
+  // get 8 elements (16 bytes) of padding so ldmatrix's eight row reads hit distinct banks.
+  std::map<int, int64_t> pitch;
+  int64_t pitch_of(const ir::Kernel& k, int r) const {
+    auto it = pitch.find(r);
+    const auto& s = k.regs[r].type.shape;
+    return it != pitch.end() ? it->second : s.empty() ? 1 : s.back();
+  }
+  int64_t smem_elems(const ir::Kernel& k, int r) const {  // one stage
+    const auto& s = k.regs[r].type.shape;
+    return s.size() == 2 ? s[0] * pitch_of(k, r) : k.regs[r].type.numel();
+  }
   std::vector<DotSite> dots;
   int64_t smem_bytes = 0;
   int64_t regs_per_thread = 0;

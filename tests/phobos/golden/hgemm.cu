@@ -1,7 +1,8 @@
 #include <cuda_fp16.h>
 #include <cuda_bf16.h>
+#include "mma.cuh"
+#include "phobos_mma_map.h"
 
-typedef unsigned int ph_u32;
 static __device__ __forceinline__ float ph_ld(float x) { return x; }
 static __device__ __forceinline__ float ph_ld(__half x) { return __half2float(x); }
 static __device__ __forceinline__ float ph_ld(__nv_bfloat16 x) { return __bfloat162float(x); }
@@ -32,86 +33,105 @@ static __device__ __forceinline__ float ph_gelu(float x) {
   // tanh form (spec §3)
   return 0.5f * x * (1.0f + tanhf(0.7978845608028654f * (x + 0.044715f * x * x * x)));
 }
-static __device__ __forceinline__ ph_u32 ph_pack(__half lo, __half hi) {
-  return (ph_u32)__half_as_ushort(lo) | ((ph_u32)__half_as_ushort(hi) << 16);
+// ldmatrix with .trans (the B operand of dot, stored [k][n]): the shared tile library has only
+// the non-transposed forms, so these two live here (PTX ISA "ldmatrix").
+static __device__ __forceinline__ void ph_ldmatrix_x4_trans(tc::tile::u32 (&r)[4], const void* p) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(tc::tile::smem_addr(p)));
 }
-static __device__ __forceinline__ ph_u32 ph_pack(__nv_bfloat16 lo, __nv_bfloat16 hi) {
-  return (ph_u32)__bfloat16_as_ushort(lo) | ((ph_u32)__bfloat16_as_ushort(hi) << 16);
-}
-// D = A(16x16, row) * B(16x8, col) + D, f32 accumulators; a[4], b[2] packed pairs.
-static __device__ __forceinline__ void ph_mma(float* d, const ph_u32* a, const ph_u32* b, __half) {
-  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 "
-               "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
-               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
-}
-static __device__ __forceinline__ void ph_mma(float* d, const ph_u32* a, const ph_u32* b, __nv_bfloat16) {
-  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 "
-               "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
-               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+static __device__ __forceinline__ void ph_ldmatrix_x2_trans(tc::tile::u32 (&r)[2], const void* p) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%0,%1}, [%2];"
+               : "=r"(r[0]), "=r"(r[1]) : "r"(tc::tile::smem_addr(p)));
 }
 
-// hgemm: 128 threads, 8192 bytes of shared memory
+// hgemm: 128 threads, 9728 bytes of shared memory
 extern "C" __global__ void __launch_bounds__(128) phobos_hgemm_BM64_BN64_BK32(__half* __restrict__ A, __half* __restrict__ B, __half* __restrict__ C, int d_M, int d_K, int d_N) {
   const int tid = (int)threadIdx.x;
   (void)tid;
   extern __shared__ __align__(16) unsigned char ph_smem[];
   __half* r_a = reinterpret_cast<__half*>(ph_smem + 0);  // tile<f16>[64, 32]
-  __half* r_b = reinterpret_cast<__half*>(ph_smem + 4096);  // tile<f16>[32, 64]
+  __half* r_b = reinterpret_cast<__half*>(ph_smem + 5120);  // tile<f16>[32, 64]
   float r_acc[32];
   #pragma unroll
   for (int i0 = 0; i0 < 32; ++i0) {
-    const int r1 = (tid / 32 / 2) * 32 + (i0 / 16) * 16 + (tid % 32) / 4 + ((i0 % 4) / 2) * 8;
-    const int c2 = (tid / 32 % 2) * 32 + ((i0 / 4) % 4) * 8 + (tid % 4) * 2 + (i0 % 2);
+    const int r1 = (tid / 32 / 2) * 32 + (i0 / 16) * 16 + ph_c_row(tid % 32, i0 % 4);
+    const int c2 = (tid / 32 % 2) * 32 + ((i0 / 4) % 4) * 8 + ph_c_col(tid % 32, i0 % 4);
     (void)r1;
     (void)c2;
     r_acc[i0] = 0.0f;
   }
   for (int r_kt = 0; r_kt < d_K; r_kt += 32) {
     __syncthreads();
-    for (int e3 = tid; e3 < 2048; e3 += 128) {
-      const int r4 = e3 / 32, c5 = e3 % 32;
+    for (int e3 = tid; e3 < 256; e3 += 128) {
+      const int r4 = e3 / 4, c5 = e3 % 4;
       (void)r4;
       (void)c5;
-      r_a[e3] = __float2half_rn(ph_ld(A[((((int)blockIdx.x * 64) + r4)) * d_K + (r_kt + c5)]));
+      uint4 ph_chunk;
+      {
+        const __half* ph_src = &A[((((int)blockIdx.x * 64) + r4)) * d_K + (r_kt + (c5) * 8)];
+        if ((reinterpret_cast<unsigned long long>(ph_src) & 15) == 0) {
+          ph_chunk = *reinterpret_cast<const uint4*>(ph_src);
+        } else {
+          __align__(16) __half ph_t[8];
+          #pragma unroll
+          for (int ph_v = 0; ph_v < 8; ++ph_v) {
+            ph_t[ph_v] = ph_src[ph_v];
+          }
+          ph_chunk = *reinterpret_cast<const uint4*>(ph_t);
+        }
+      }
+      *reinterpret_cast<uint4*>(&r_a[(r4) * 40 + (c5) * 8]) = ph_chunk;
     }
     __syncthreads();
-    for (int e6 = tid; e6 < 2048; e6 += 128) {
-      const int r7 = e6 / 64, c8 = e6 % 64;
+    for (int e6 = tid; e6 < 256; e6 += 128) {
+      const int r7 = e6 / 8, c8 = e6 % 8;
       (void)r7;
       (void)c8;
-      r_b[e6] = __float2half_rn(ph_ld(B[((r_kt + r7)) * d_N + (((int)blockIdx.y * 64) + c8)]));
+      uint4 ph_chunk;
+      {
+        const __half* ph_src = &B[((r_kt + r7)) * d_N + (((int)blockIdx.y * 64) + (c8) * 8)];
+        if ((reinterpret_cast<unsigned long long>(ph_src) & 15) == 0) {
+          ph_chunk = *reinterpret_cast<const uint4*>(ph_src);
+        } else {
+          __align__(16) __half ph_t[8];
+          #pragma unroll
+          for (int ph_v = 0; ph_v < 8; ++ph_v) {
+            ph_t[ph_v] = ph_src[ph_v];
+          }
+          ph_chunk = *reinterpret_cast<const uint4*>(ph_t);
+        }
+      }
+      *reinterpret_cast<uint4*>(&r_b[(r7) * 72 + (c8) * 8]) = ph_chunk;
     }
     __syncthreads();
     #pragma unroll
     for (int kk9 = 0; kk9 < 32; kk9 += 16) {
-      const int g = (tid % 32) / 4, t2 = (tid % 4) * 2;
-      ph_u32 fa[2][4], fb[4][2];
+      const int lane = tid % 32;
+      tc::tile::FragA16x16 fa[2];
+      tc::tile::FragB16x8 fb[4];
       #pragma unroll
-      for (int mi = 0; mi < 2; ++mi) {
-        const int ar = (tid / 32 / 2) * 32 + mi * 16 + g;
-        fa[mi][0] = ph_pack(r_a[ar * 32 + kk9 + t2], r_a[ar * 32 + kk9 + t2 + 1]);
-        fa[mi][1] = ph_pack(r_a[(ar + 8) * 32 + kk9 + t2], r_a[(ar + 8) * 32 + kk9 + t2 + 1]);
-        fa[mi][2] = ph_pack(r_a[ar * 32 + kk9 + t2 + 8], r_a[ar * 32 + kk9 + t2 + 9]);
-        fa[mi][3] = ph_pack(r_a[(ar + 8) * 32 + kk9 + t2 + 8], r_a[(ar + 8) * 32 + kk9 + t2 + 9]);
-      }
+      for (int mi = 0; mi < 2; ++mi)
+        tc::tile::ldmatrix_x4(fa[mi].r, &r_a[((tid / 32 / 2) * 32 + mi * 16 + ph_lda_row(lane)) * 40 + kk9 + ph_lda_col(lane)]);
       #pragma unroll
-      for (int nj = 0; nj < 4; ++nj) {
-        const int bn = (tid / 32 % 2) * 32 + nj * 8 + g;
-        fb[nj][0] = ph_pack(r_b[(kk9 + t2) * 64 + bn], r_b[(kk9 + t2 + 1) * 64 + bn]);
-        fb[nj][1] = ph_pack(r_b[(kk9 + t2 + 8) * 64 + bn], r_b[(kk9 + t2 + 9) * 64 + bn]);
+      for (int nj = 0; nj + 1 < 4; nj += 2) {
+        tc::tile::u32 t4[4];
+        ph_ldmatrix_x4_trans(t4, &r_b[(kk9 + ph_ldb_row(lane)) * 72 + (tid / 32 % 2) * 32 + nj * 8 + ph_ldb_col(lane)]);
+        fb[nj].r[0] = t4[0]; fb[nj].r[1] = t4[1]; fb[nj + 1].r[0] = t4[2]; fb[nj + 1].r[1] = t4[3];
       }
       #pragma unroll
       for (int mi = 0; mi < 2; ++mi)
       #pragma unroll
-        for (int nj = 0; nj < 4; ++nj) ph_mma(&r_acc[(mi * 4 + nj) * 4], fa[mi], fb[nj], __half());
+        for (int nj = 0; nj < 4; ++nj) {
+        tc::tile::FragC16x8 fc = {{r_acc[(mi * 4 + nj) * 4 + 0], r_acc[(mi * 4 + nj) * 4 + 1], r_acc[(mi * 4 + nj) * 4 + 2], r_acc[(mi * 4 + nj) * 4 + 3]}};
+        tc::tile::mma_16816<tc::tile::f16>(fc, fa[mi], fb[nj]);
+        r_acc[(mi * 4 + nj) * 4 + 0] = fc.r[0]; r_acc[(mi * 4 + nj) * 4 + 1] = fc.r[1]; r_acc[(mi * 4 + nj) * 4 + 2] = fc.r[2]; r_acc[(mi * 4 + nj) * 4 + 3] = fc.r[3];
+      }
     }
   }
   #pragma unroll
   for (int i10 = 0; i10 < 32; ++i10) {
-    const int r11 = (tid / 32 / 2) * 32 + (i10 / 16) * 16 + (tid % 32) / 4 + ((i10 % 4) / 2) * 8;
-    const int c12 = (tid / 32 % 2) * 32 + ((i10 / 4) % 4) * 8 + (tid % 4) * 2 + (i10 % 2);
+    const int r11 = (tid / 32 / 2) * 32 + (i10 / 16) * 16 + ph_c_row(tid % 32, i10 % 4);
+    const int c12 = (tid / 32 % 2) * 32 + ((i10 / 4) % 4) * 8 + ph_c_col(tid % 32, i10 % 4);
     (void)r11;
     (void)c12;
     ph_st(&C[((((int)blockIdx.x * 64) + r11)) * d_N + (((int)blockIdx.y * 64) + c12)], r_acc[i10]);

@@ -1,7 +1,8 @@
 #include <cuda_fp16.h>
 #include <cuda_bf16.h>
+#include "mma.cuh"
+#include "phobos_mma_map.h"
 
-typedef unsigned int ph_u32;
 static __device__ __forceinline__ float ph_ld(float x) { return x; }
 static __device__ __forceinline__ float ph_ld(__half x) { return __half2float(x); }
 static __device__ __forceinline__ float ph_ld(__nv_bfloat16 x) { return __bfloat162float(x); }
@@ -32,39 +33,30 @@ static __device__ __forceinline__ float ph_gelu(float x) {
   // tanh form (spec §3)
   return 0.5f * x * (1.0f + tanhf(0.7978845608028654f * (x + 0.044715f * x * x * x)));
 }
-static __device__ __forceinline__ ph_u32 ph_pack(__half lo, __half hi) {
-  return (ph_u32)__half_as_ushort(lo) | ((ph_u32)__half_as_ushort(hi) << 16);
+// ldmatrix with .trans (the B operand of dot, stored [k][n]): the shared tile library has only
+// the non-transposed forms, so these two live here (PTX ISA "ldmatrix").
+static __device__ __forceinline__ void ph_ldmatrix_x4_trans(tc::tile::u32 (&r)[4], const void* p) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(tc::tile::smem_addr(p)));
 }
-static __device__ __forceinline__ ph_u32 ph_pack(__nv_bfloat16 lo, __nv_bfloat16 hi) {
-  return (ph_u32)__bfloat16_as_ushort(lo) | ((ph_u32)__bfloat16_as_ushort(hi) << 16);
-}
-// D = A(16x16, row) * B(16x8, col) + D, f32 accumulators; a[4], b[2] packed pairs.
-static __device__ __forceinline__ void ph_mma(float* d, const ph_u32* a, const ph_u32* b, __half) {
-  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 "
-               "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
-               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
-}
-static __device__ __forceinline__ void ph_mma(float* d, const ph_u32* a, const ph_u32* b, __nv_bfloat16) {
-  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 "
-               "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
-               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+static __device__ __forceinline__ void ph_ldmatrix_x2_trans(tc::tile::u32 (&r)[2], const void* p) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%0,%1}, [%2];"
+               : "=r"(r[0]), "=r"(r[1]) : "r"(tc::tile::smem_addr(p)));
 }
 
-// linear_gelu: 128 threads, 16640 bytes of shared memory
+// linear_gelu: 128 threads, 20736 bytes of shared memory
 extern "C" __global__ void __launch_bounds__(128) phobos_linear_gelu_BM64_BN64_BK32_T128(__half* __restrict__ X, __half* __restrict__ W, __half* __restrict__ bias, __half* __restrict__ Y, int d_M, int d_K, int d_N) {
   const int tid = (int)threadIdx.x;
   (void)tid;
   extern __shared__ __align__(16) unsigned char ph_smem[];
   __half* r_a = reinterpret_cast<__half*>(ph_smem + 0);  // tile<f16>[64, 32] x 2 stages
-  __half* r_b = reinterpret_cast<__half*>(ph_smem + 8192);  // tile<f16>[64, 32] x 2 stages
-  float* r_b_1 = reinterpret_cast<float*>(ph_smem + 16384);  // tile<f32>[64]
+  __half* r_b = reinterpret_cast<__half*>(ph_smem + 10240);  // tile<f16>[64, 32] x 2 stages
+  float* r_b_1 = reinterpret_cast<float*>(ph_smem + 20480);  // tile<f32>[64]
   float r_acc[32];
   #pragma unroll
   for (int i0 = 0; i0 < 32; ++i0) {
-    const int r1 = (tid / 32 / 2) * 32 + (i0 / 16) * 16 + (tid % 32) / 4 + ((i0 % 4) / 2) * 8;
-    const int c2 = (tid / 32 % 2) * 32 + ((i0 / 4) % 4) * 8 + (tid % 4) * 2 + (i0 % 2);
+    const int r1 = (tid / 32 / 2) * 32 + (i0 / 16) * 16 + ph_c_row(tid % 32, i0 % 4);
+    const int c2 = (tid / 32 % 2) * 32 + ((i0 / 4) % 4) * 8 + ph_c_col(tid % 32, i0 % 4);
     (void)r1;
     (void)c2;
     r_acc[i0] = 0.0f;
@@ -72,69 +64,131 @@ extern "C" __global__ void __launch_bounds__(128) phobos_linear_gelu_BM64_BN64_B
   {
     int ph_stage = 0;
     if (0 < d_K) {
-      for (int e3 = tid; e3 < 2048; e3 += 128) {
-        const int r4 = e3 / 32, c5 = e3 % 32;
+      for (int e3 = tid; e3 < 256; e3 += 128) {
+        const int r4 = e3 / 4, c5 = e3 % 4;
         (void)r4;
         (void)c5;
-        r_a[0 * 2048 + e3] = __float2half_rn(((unsigned)(((int)blockIdx.x * 64) + r4) < (unsigned)d_M && (unsigned)((0) + c5) < (unsigned)d_K ? ph_ld(X[((((int)blockIdx.x * 64) + r4)) * d_K + ((0) + c5)]) : 0.0f));
+        uint4 ph_chunk;
+        {
+          const __half* ph_src = &X[((((int)blockIdx.x * 64) + r4)) * d_K + ((0) + (c5) * 8)];
+          if ((unsigned)(((int)blockIdx.x * 64) + r4) < (unsigned)d_M && (unsigned)((0) + (c5) * 8) < (unsigned)d_K && (unsigned)(((int)blockIdx.x * 64) + r4) < (unsigned)d_M && (unsigned)((0) + ((c5) * 8 + 7)) < (unsigned)d_K && (reinterpret_cast<unsigned long long>(ph_src) & 15) == 0) {
+            ph_chunk = *reinterpret_cast<const uint4*>(ph_src);
+          } else {
+            __align__(16) __half ph_t[8];
+            #pragma unroll
+            for (int ph_v = 0; ph_v < 8; ++ph_v) {
+              ph_t[ph_v] = ((unsigned)(((int)blockIdx.x * 64) + r4) < (unsigned)d_M && (unsigned)((0) + ((c5) * 8 + ph_v)) < (unsigned)d_K) ? ph_src[ph_v] : __float2half_rn(0.0f);
+            }
+            ph_chunk = *reinterpret_cast<const uint4*>(ph_t);
+          }
+        }
+        *reinterpret_cast<uint4*>(&r_a[0 * 2560 + (r4) * 40 + (c5) * 8]) = ph_chunk;
       }
-      for (int e6 = tid; e6 < 2048; e6 += 128) {
-        const int r7 = e6 / 32, c8 = e6 % 32;
+      for (int e6 = tid; e6 < 256; e6 += 128) {
+        const int r7 = e6 / 4, c8 = e6 % 4;
         (void)r7;
         (void)c8;
-        r_b[0 * 2048 + e6] = __float2half_rn(((unsigned)(((int)blockIdx.y * 64) + r7) < (unsigned)d_N && (unsigned)((0) + c8) < (unsigned)d_K ? ph_ld(W[((((int)blockIdx.y * 64) + r7)) * d_K + ((0) + c8)]) : 0.0f));
+        uint4 ph_chunk;
+        {
+          const __half* ph_src = &W[((((int)blockIdx.y * 64) + r7)) * d_K + ((0) + (c8) * 8)];
+          if ((unsigned)(((int)blockIdx.y * 64) + r7) < (unsigned)d_N && (unsigned)((0) + (c8) * 8) < (unsigned)d_K && (unsigned)(((int)blockIdx.y * 64) + r7) < (unsigned)d_N && (unsigned)((0) + ((c8) * 8 + 7)) < (unsigned)d_K && (reinterpret_cast<unsigned long long>(ph_src) & 15) == 0) {
+            ph_chunk = *reinterpret_cast<const uint4*>(ph_src);
+          } else {
+            __align__(16) __half ph_t[8];
+            #pragma unroll
+            for (int ph_v = 0; ph_v < 8; ++ph_v) {
+              ph_t[ph_v] = ((unsigned)(((int)blockIdx.y * 64) + r7) < (unsigned)d_N && (unsigned)((0) + ((c8) * 8 + ph_v)) < (unsigned)d_K) ? ph_src[ph_v] : __float2half_rn(0.0f);
+            }
+            ph_chunk = *reinterpret_cast<const uint4*>(ph_t);
+          }
+        }
+        *reinterpret_cast<uint4*>(&r_b[0 * 2560 + (r7) * 40 + (c8) * 8]) = ph_chunk;
       }
     }
     __syncthreads();
     for (int r_kt = 0; r_kt < d_K; r_kt += 32) {
       const int ph_next = r_kt + 32;
       const bool ph_more = ph_next < d_K;
-      float pf9[16];
+      uint4 pf9[2];
       if (ph_more) {
         #pragma unroll
-        for (int j10 = 0; j10 < 16; ++j10) {
+        for (int j10 = 0; j10 < 2; ++j10) {
           const int e11 = tid + j10 * 128;
-          const int r_ = e11 / 32, c_ = e11 % 32;
-          pf9[j10] = e11 < 2048 ? ((unsigned)(((int)blockIdx.x * 64) + r_) < (unsigned)d_M && (unsigned)(ph_next + c_) < (unsigned)d_K ? ph_ld(X[((((int)blockIdx.x * 64) + r_)) * d_K + (ph_next + c_)]) : 0.0f) : 0;
+          const int r_ = e11 / 4, c_ = (e11 % 4) * 8;
+          if (e11 < 256)
+          {
+            const __half* ph_src = &X[((((int)blockIdx.x * 64) + r_)) * d_K + (ph_next + c_)];
+            if ((unsigned)(((int)blockIdx.x * 64) + r_) < (unsigned)d_M && (unsigned)(ph_next + c_) < (unsigned)d_K && (unsigned)(((int)blockIdx.x * 64) + r_) < (unsigned)d_M && (unsigned)(ph_next + (c_ + 7)) < (unsigned)d_K && (reinterpret_cast<unsigned long long>(ph_src) & 15) == 0) {
+              pf9[j10] = *reinterpret_cast<const uint4*>(ph_src);
+            } else {
+              __align__(16) __half ph_t[8];
+              #pragma unroll
+              for (int ph_v = 0; ph_v < 8; ++ph_v) {
+                ph_t[ph_v] = ((unsigned)(((int)blockIdx.x * 64) + r_) < (unsigned)d_M && (unsigned)(ph_next + (c_ + ph_v)) < (unsigned)d_K) ? ph_src[ph_v] : __float2half_rn(0.0f);
+              }
+              pf9[j10] = *reinterpret_cast<const uint4*>(ph_t);
+            }
+          }
         }
       }
-      float pf12[16];
+      uint4 pf12[2];
       if (ph_more) {
         #pragma unroll
-        for (int j13 = 0; j13 < 16; ++j13) {
+        for (int j13 = 0; j13 < 2; ++j13) {
           const int e14 = tid + j13 * 128;
-          const int r_ = e14 / 32, c_ = e14 % 32;
-          pf12[j13] = e14 < 2048 ? ((unsigned)(((int)blockIdx.y * 64) + r_) < (unsigned)d_N && (unsigned)(ph_next + c_) < (unsigned)d_K ? ph_ld(W[((((int)blockIdx.y * 64) + r_)) * d_K + (ph_next + c_)]) : 0.0f) : 0;
+          const int r_ = e14 / 4, c_ = (e14 % 4) * 8;
+          if (e14 < 256)
+          {
+            const __half* ph_src = &W[((((int)blockIdx.y * 64) + r_)) * d_K + (ph_next + c_)];
+            if ((unsigned)(((int)blockIdx.y * 64) + r_) < (unsigned)d_N && (unsigned)(ph_next + c_) < (unsigned)d_K && (unsigned)(((int)blockIdx.y * 64) + r_) < (unsigned)d_N && (unsigned)(ph_next + (c_ + 7)) < (unsigned)d_K && (reinterpret_cast<unsigned long long>(ph_src) & 15) == 0) {
+              pf12[j13] = *reinterpret_cast<const uint4*>(ph_src);
+            } else {
+              __align__(16) __half ph_t[8];
+              #pragma unroll
+              for (int ph_v = 0; ph_v < 8; ++ph_v) {
+                ph_t[ph_v] = ((unsigned)(((int)blockIdx.y * 64) + r_) < (unsigned)d_N && (unsigned)(ph_next + (c_ + ph_v)) < (unsigned)d_K) ? ph_src[ph_v] : __float2half_rn(0.0f);
+              }
+              pf12[j13] = *reinterpret_cast<const uint4*>(ph_t);
+            }
+          }
         }
       }
       #pragma unroll
       for (int kk15 = 0; kk15 < 32; kk15 += 16) {
-        const int g = (tid % 32) / 4, t2 = (tid % 4) * 2;
-        ph_u32 fa[2][4], fb[4][2];
+        const int lane = tid % 32;
+        tc::tile::FragA16x16 fa[2];
+        tc::tile::FragB16x8 fb[4];
         #pragma unroll
-        for (int mi = 0; mi < 2; ++mi) {
-          const int ar = (tid / 32 / 2) * 32 + mi * 16 + g;
-          fa[mi][0] = ph_pack((r_a + ph_stage * 2048)[ar * 32 + kk15 + t2], (r_a + ph_stage * 2048)[ar * 32 + kk15 + t2 + 1]);
-          fa[mi][1] = ph_pack((r_a + ph_stage * 2048)[(ar + 8) * 32 + kk15 + t2], (r_a + ph_stage * 2048)[(ar + 8) * 32 + kk15 + t2 + 1]);
-          fa[mi][2] = ph_pack((r_a + ph_stage * 2048)[ar * 32 + kk15 + t2 + 8], (r_a + ph_stage * 2048)[ar * 32 + kk15 + t2 + 9]);
-          fa[mi][3] = ph_pack((r_a + ph_stage * 2048)[(ar + 8) * 32 + kk15 + t2 + 8], (r_a + ph_stage * 2048)[(ar + 8) * 32 + kk15 + t2 + 9]);
-        }
+        for (int mi = 0; mi < 2; ++mi)
+          tc::tile::ldmatrix_x4(fa[mi].r, &(r_a + ph_stage * 2560)[((tid / 32 / 2) * 32 + mi * 16 + ph_lda_row(lane)) * 40 + kk15 + ph_lda_col(lane)]);
         #pragma unroll
-        for (int nj = 0; nj < 4; ++nj) {
-          const int bn = (tid / 32 % 2) * 32 + nj * 8 + g;
-          fb[nj][0] = ph_pack((r_b + ph_stage * 2048)[(bn) * 32 + kk15 + t2], (r_b + ph_stage * 2048)[(bn) * 32 + kk15 + t2 + 1]);
-          fb[nj][1] = ph_pack((r_b + ph_stage * 2048)[(bn) * 32 + kk15 + t2 + 8], (r_b + ph_stage * 2048)[(bn) * 32 + kk15 + t2 + 9]);
+        for (int nj = 0; nj + 1 < 4; nj += 2) {
+          tc::tile::u32 t4[4];
+          tc::tile::ldmatrix_x4(t4, &(r_b + ph_stage * 2560)[((tid / 32 % 2) * 32 + nj * 8 + ph_ldbt_row(lane)) * 40 + kk15 + ph_ldbt_col(lane)]);
+          fb[nj].r[0] = t4[0]; fb[nj].r[1] = t4[1]; fb[nj + 1].r[0] = t4[2]; fb[nj + 1].r[1] = t4[3];
         }
         #pragma unroll
         for (int mi = 0; mi < 2; ++mi)
         #pragma unroll
-          for (int nj = 0; nj < 4; ++nj) ph_mma(&r_acc[(mi * 4 + nj) * 4], fa[mi], fb[nj], __half());
+          for (int nj = 0; nj < 4; ++nj) {
+          tc::tile::FragC16x8 fc = {{r_acc[(mi * 4 + nj) * 4 + 0], r_acc[(mi * 4 + nj) * 4 + 1], r_acc[(mi * 4 + nj) * 4 + 2], r_acc[(mi * 4 + nj) * 4 + 3]}};
+          tc::tile::mma_16816<tc::tile::f16>(fc, fa[mi], fb[nj]);
+          r_acc[(mi * 4 + nj) * 4 + 0] = fc.r[0]; r_acc[(mi * 4 + nj) * 4 + 1] = fc.r[1]; r_acc[(mi * 4 + nj) * 4 + 2] = fc.r[2]; r_acc[(mi * 4 + nj) * 4 + 3] = fc.r[3];
+        }
       }
       if (ph_more) {
         #pragma unroll
-        for (int j = 0; j < 16; ++j) if (tid + j * 128 < 2048) r_a[(ph_stage ^ 1) * 2048 + tid + j * 128] = __float2half_rn(pf9[j]);
+        for (int j = 0; j < 2; ++j) {
+          const int e_ = tid + j * 128, r_ = e_ / 4, c_ = (e_ % 4) * 8;
+          (void)r_;
+          if (e_ < 256) *reinterpret_cast<uint4*>(&r_a[(ph_stage ^ 1) * 2560 + (r_) * 40 + c_]) = pf9[j];
+        }
         #pragma unroll
-        for (int j = 0; j < 16; ++j) if (tid + j * 128 < 2048) r_b[(ph_stage ^ 1) * 2048 + tid + j * 128] = __float2half_rn(pf12[j]);
+        for (int j = 0; j < 2; ++j) {
+          const int e_ = tid + j * 128, r_ = e_ / 4, c_ = (e_ % 4) * 8;
+          (void)r_;
+          if (e_ < 256) *reinterpret_cast<uint4*>(&r_b[(ph_stage ^ 1) * 2560 + (r_) * 40 + c_]) = pf12[j];
+        }
       }
       __syncthreads();
       ph_stage ^= 1;
@@ -150,8 +204,8 @@ extern "C" __global__ void __launch_bounds__(128) phobos_linear_gelu_BM64_BN64_B
   __syncthreads();
   #pragma unroll
   for (int i19 = 0; i19 < 32; ++i19) {
-    const int r20 = (tid / 32 / 2) * 32 + (i19 / 16) * 16 + (tid % 32) / 4 + ((i19 % 4) / 2) * 8;
-    const int c21 = (tid / 32 % 2) * 32 + ((i19 / 4) % 4) * 8 + (tid % 4) * 2 + (i19 % 2);
+    const int r20 = (tid / 32 / 2) * 32 + (i19 / 16) * 16 + ph_c_row(tid % 32, i19 % 4);
+    const int c21 = (tid / 32 % 2) * 32 + ((i19 / 4) % 4) * 8 + ph_c_col(tid % 32, i19 % 4);
     (void)r20;
     (void)c21;
     if ((unsigned)(((int)blockIdx.x * 64) + r20) < (unsigned)d_M && (unsigned)(((int)blockIdx.y * 64) + c21) < (unsigned)d_N) ph_st(&Y[((((int)blockIdx.x * 64) + r20)) * d_N + (((int)blockIdx.y * 64) + c21)], ph_gelu((r_acc[i19] + ph_ld((r_b_1)[c21]))));

@@ -1,7 +1,8 @@
 #include <cuda_fp16.h>
 #include <cuda_bf16.h>
+#include "mma.cuh"
+#include "phobos_mma_map.h"
 
-typedef unsigned int ph_u32;
 static __device__ __forceinline__ float ph_ld(float x) { return x; }
 static __device__ __forceinline__ float ph_ld(__half x) { return __half2float(x); }
 static __device__ __forceinline__ float ph_ld(__nv_bfloat16 x) { return __bfloat162float(x); }
@@ -32,24 +33,15 @@ static __device__ __forceinline__ float ph_gelu(float x) {
   // tanh form (spec §3)
   return 0.5f * x * (1.0f + tanhf(0.7978845608028654f * (x + 0.044715f * x * x * x)));
 }
-static __device__ __forceinline__ ph_u32 ph_pack(__half lo, __half hi) {
-  return (ph_u32)__half_as_ushort(lo) | ((ph_u32)__half_as_ushort(hi) << 16);
+// ldmatrix with .trans (the B operand of dot, stored [k][n]): the shared tile library has only
+// the non-transposed forms, so these two live here (PTX ISA "ldmatrix").
+static __device__ __forceinline__ void ph_ldmatrix_x4_trans(tc::tile::u32 (&r)[4], const void* p) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(tc::tile::smem_addr(p)));
 }
-static __device__ __forceinline__ ph_u32 ph_pack(__nv_bfloat16 lo, __nv_bfloat16 hi) {
-  return (ph_u32)__bfloat16_as_ushort(lo) | ((ph_u32)__bfloat16_as_ushort(hi) << 16);
-}
-// D = A(16x16, row) * B(16x8, col) + D, f32 accumulators; a[4], b[2] packed pairs.
-static __device__ __forceinline__ void ph_mma(float* d, const ph_u32* a, const ph_u32* b, __half) {
-  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 "
-               "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
-               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
-}
-static __device__ __forceinline__ void ph_mma(float* d, const ph_u32* a, const ph_u32* b, __nv_bfloat16) {
-  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 "
-               "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
-               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+static __device__ __forceinline__ void ph_ldmatrix_x2_trans(tc::tile::u32 (&r)[2], const void* p) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%0,%1}, [%2];"
+               : "=r"(r[0]), "=r"(r[1]) : "r"(tc::tile::smem_addr(p)));
 }
 
 // sgemm: 256 threads, 2048 bytes of shared memory
@@ -72,39 +64,93 @@ extern "C" __global__ void __launch_bounds__(256) phobos_sgemm_TILE_M32_TILE_N32
   {
     int ph_stage = 0;
     if (0 < d_K) {
-      for (int e3 = tid; e3 < 128; e3 += 256) {
-        const int r4 = e3 / 4, c5 = e3 % 4;
+      for (int e3 = tid; e3 < 32; e3 += 256) {
+        const int r4 = e3 / 1, c5 = e3 % 1;
         (void)r4;
         (void)c5;
-        r_a[0 * 128 + e3] = (float)(ph_ld(A[((((int)blockIdx.x * 32) + r4)) * d_K + ((0) + c5)]));
+        uint4 ph_chunk;
+        {
+          const float* ph_src = &A[((((int)blockIdx.x * 32) + r4)) * d_K + ((0) + (c5) * 4)];
+          if ((reinterpret_cast<unsigned long long>(ph_src) & 15) == 0) {
+            ph_chunk = *reinterpret_cast<const uint4*>(ph_src);
+          } else {
+            __align__(16) float ph_t[4];
+            #pragma unroll
+            for (int ph_v = 0; ph_v < 4; ++ph_v) {
+              ph_t[ph_v] = ph_src[ph_v];
+            }
+            ph_chunk = *reinterpret_cast<const uint4*>(ph_t);
+          }
+        }
+        *reinterpret_cast<uint4*>(&r_a[0 * 128 + (r4) * 4 + (c5) * 4]) = ph_chunk;
       }
-      for (int e6 = tid; e6 < 128; e6 += 256) {
-        const int r7 = e6 / 32, c8 = e6 % 32;
+      for (int e6 = tid; e6 < 32; e6 += 256) {
+        const int r7 = e6 / 8, c8 = e6 % 8;
         (void)r7;
         (void)c8;
-        r_b[0 * 128 + e6] = (float)(ph_ld(B[(((0) + r7)) * d_N + (((int)blockIdx.y * 32) + c8)]));
+        uint4 ph_chunk;
+        {
+          const float* ph_src = &B[(((0) + r7)) * d_N + (((int)blockIdx.y * 32) + (c8) * 4)];
+          if ((reinterpret_cast<unsigned long long>(ph_src) & 15) == 0) {
+            ph_chunk = *reinterpret_cast<const uint4*>(ph_src);
+          } else {
+            __align__(16) float ph_t[4];
+            #pragma unroll
+            for (int ph_v = 0; ph_v < 4; ++ph_v) {
+              ph_t[ph_v] = ph_src[ph_v];
+            }
+            ph_chunk = *reinterpret_cast<const uint4*>(ph_t);
+          }
+        }
+        *reinterpret_cast<uint4*>(&r_b[0 * 128 + (r7) * 32 + (c8) * 4]) = ph_chunk;
       }
     }
     __syncthreads();
     for (int r_kt = 0; r_kt < d_K; r_kt += 4) {
       const int ph_next = r_kt + 4;
       const bool ph_more = ph_next < d_K;
-      float pf9[1];
+      uint4 pf9[1];
       if (ph_more) {
         #pragma unroll
         for (int j10 = 0; j10 < 1; ++j10) {
           const int e11 = tid + j10 * 256;
-          const int r_ = e11 / 4, c_ = e11 % 4;
-          pf9[j10] = e11 < 128 ? ph_ld(A[((((int)blockIdx.x * 32) + r_)) * d_K + (ph_next + c_)]) : 0;
+          const int r_ = e11 / 1, c_ = (e11 % 1) * 4;
+          if (e11 < 32)
+          {
+            const float* ph_src = &A[((((int)blockIdx.x * 32) + r_)) * d_K + (ph_next + c_)];
+            if ((reinterpret_cast<unsigned long long>(ph_src) & 15) == 0) {
+              pf9[j10] = *reinterpret_cast<const uint4*>(ph_src);
+            } else {
+              __align__(16) float ph_t[4];
+              #pragma unroll
+              for (int ph_v = 0; ph_v < 4; ++ph_v) {
+                ph_t[ph_v] = ph_src[ph_v];
+              }
+              pf9[j10] = *reinterpret_cast<const uint4*>(ph_t);
+            }
+          }
         }
       }
-      float pf12[1];
+      uint4 pf12[1];
       if (ph_more) {
         #pragma unroll
         for (int j13 = 0; j13 < 1; ++j13) {
           const int e14 = tid + j13 * 256;
-          const int r_ = e14 / 32, c_ = e14 % 32;
-          pf12[j13] = e14 < 128 ? ph_ld(B[((ph_next + r_)) * d_N + (((int)blockIdx.y * 32) + c_)]) : 0;
+          const int r_ = e14 / 8, c_ = (e14 % 8) * 4;
+          if (e14 < 32)
+          {
+            const float* ph_src = &B[((ph_next + r_)) * d_N + (((int)blockIdx.y * 32) + c_)];
+            if ((reinterpret_cast<unsigned long long>(ph_src) & 15) == 0) {
+              pf12[j13] = *reinterpret_cast<const uint4*>(ph_src);
+            } else {
+              __align__(16) float ph_t[4];
+              #pragma unroll
+              for (int ph_v = 0; ph_v < 4; ++ph_v) {
+                ph_t[ph_v] = ph_src[ph_v];
+              }
+              pf12[j13] = *reinterpret_cast<const uint4*>(ph_t);
+            }
+          }
         }
       }
       #pragma unroll 4
@@ -121,9 +167,17 @@ extern "C" __global__ void __launch_bounds__(256) phobos_sgemm_TILE_M32_TILE_N32
       }
       if (ph_more) {
         #pragma unroll
-        for (int j = 0; j < 1; ++j) if (tid + j * 256 < 128) r_a[(ph_stage ^ 1) * 128 + tid + j * 256] = (float)(pf9[j]);
+        for (int j = 0; j < 1; ++j) {
+          const int e_ = tid + j * 256, r_ = e_ / 1, c_ = (e_ % 1) * 4;
+          (void)r_;
+          if (e_ < 32) *reinterpret_cast<uint4*>(&r_a[(ph_stage ^ 1) * 128 + (r_) * 4 + c_]) = pf9[j];
+        }
         #pragma unroll
-        for (int j = 0; j < 1; ++j) if (tid + j * 256 < 128) r_b[(ph_stage ^ 1) * 128 + tid + j * 256] = (float)(pf12[j]);
+        for (int j = 0; j < 1; ++j) {
+          const int e_ = tid + j * 256, r_ = e_ / 8, c_ = (e_ % 8) * 4;
+          (void)r_;
+          if (e_ < 32) *reinterpret_cast<uint4*>(&r_b[(ph_stage ^ 1) * 128 + (r_) * 32 + c_]) = pf12[j];
+        }
       }
       __syncthreads();
       ph_stage ^= 1;

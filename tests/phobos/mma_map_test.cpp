@@ -1,0 +1,112 @@
+// The tensor-core fragment maps (phobos/src/emit/mma_map.inc, the same text the generated CUDA
+// includes) checked on the CPU: ldmatrix is simulated from its PTX definition (lane i supplies
+// the row address of row i % 8 of matrix i / 8; without .trans lane l receives elements
+// (l / 4, 2 (l % 4) .. +1) of each matrix, with .trans elements (2 (l % 4) .. +1, l / 4)), fed
+// the addresses the maps give, and the registers each lane receives are compared with the
+// mma.m16n8k16 fragment layouts of the PTX ISA. A wrong map fails here, not on the GPU.
+#include <gtest/gtest.h>
+
+#include <array>
+#include <functional>
+#include <utility>
+
+#define PH_HD inline
+#include "emit/mma_map.inc"
+
+namespace {
+
+using Elem = std::pair<int, int>;  // (row, col) of the operand tile in shared memory
+using Reg = std::array<Elem, 2>;   // one 32-bit register: two 16-bit elements, low first
+
+// ldmatrix.x4 (or .x2 when nmat == 2): lane -> nmat registers, given each lane's row address.
+std::array<std::array<Reg, 4>, 32> ldmatrix(const std::function<Elem(int)>& addr, int nmat,
+                                            bool trans) {
+  std::array<std::array<Reg, 4>, 32> out{};
+  for (int l = 0; l < 32; ++l)
+    for (int j = 0; j < nmat; ++j)
+      for (int h = 0; h < 2; ++h) {
+        if (!trans) {
+          Elem base = addr(8 * j + l / 4);  // the row this lane's pair sits in
+          out[l][j][h] = {base.first, base.second + 2 * (l % 4) + h};
+        } else {
+          Elem base = addr(8 * j + 2 * (l % 4) + h);
+          out[l][j][h] = {base.first, base.second + l / 4};
+        }
+      }
+  return out;
+}
+
+TEST(PhobosMmaMap, AFragmentFromLdmatrixX4) {
+  auto got = ldmatrix([](int l) { return Elem{ph_lda_row(l), ph_lda_col(l)}; }, 4, false);
+  for (int l = 0; l < 32; ++l) {
+    int g = l / 4, q = l % 4;
+    // PTX: a0 = A[g][2q..], a1 = A[g+8][2q..], a2 = A[g][2q+8..], a3 = A[g+8][2q+8..]
+    int rows[4] = {g, g + 8, g, g + 8}, cols[4] = {2 * q, 2 * q, 2 * q + 8, 2 * q + 8};
+    for (int j = 0; j < 4; ++j)
+      for (int h = 0; h < 2; ++h)
+        EXPECT_EQ(got[l][j][h], Elem(rows[j], cols[j] + h)) << "lane " << l << " a" << j;
+  }
+}
+
+// B (16x8 per n-tile, k x n): b0 = B[2q..2q+1][g], b1 = B[2q+8..2q+9][g]; x4 covers n-tiles
+// 0 (registers 0, 1) and 1 (registers 2, 3). Expected as (k, n).
+void check_b(const std::array<std::array<Reg, 4>, 32>& got, bool kn_order, int nmat) {
+  for (int l = 0; l < 32; ++l) {
+    int g = l / 4, q = l % 4;
+    for (int j = 0; j < nmat; ++j)
+      for (int h = 0; h < 2; ++h) {
+        int k = 2 * q + h + (j % 2) * 8, n = g + (j / 2) * 8;
+        Elem want = kn_order ? Elem(k, n) : Elem(n, k);
+        EXPECT_EQ(got[l][j][h], want) << "lane " << l << " register " << j;
+      }
+  }
+}
+
+TEST(PhobosMmaMap, BFragmentOfDotTFromLdmatrix) {
+  // dot_t: B is stored [n][k], loaded without .trans.
+  auto addr = [](int l) { return Elem{ph_ldbt_row(l), ph_ldbt_col(l)}; };
+  check_b(ldmatrix(addr, 4, false), false, 4);
+  check_b(ldmatrix(addr, 2, false), false, 2);
+}
+
+TEST(PhobosMmaMap, BFragmentOfDotFromLdmatrixTrans) {
+  // dot: B is stored [k][n], loaded with .trans.
+  auto addr = [](int l) { return Elem{ph_ldb_row(l), ph_ldb_col(l)}; };
+  check_b(ldmatrix(addr, 4, true), true, 4);
+  check_b(ldmatrix(addr, 2, true), true, 2);
+}
+
+TEST(PhobosMmaMap, AccumulatorMapIsTheCFragment) {
+  // PTX: c0..1 = C[g][2q..2q+1], c2..3 = C[g+8][2q..2q+1]; every element of the 16x8 tile once.
+  int seen[16][8] = {};
+  for (int l = 0; l < 32; ++l)
+    for (int i = 0; i < 4; ++i) {
+      int r = ph_c_row(l, i), c = ph_c_col(l, i);
+      EXPECT_EQ(r, l / 4 + (i >= 2 ? 8 : 0));
+      EXPECT_EQ(c, 2 * (l % 4) + (i & 1));
+      ASSERT_TRUE(r >= 0 && r < 16 && c >= 0 && c < 8);
+      ++seen[r][c];
+    }
+  for (auto& row : seen)
+    for (int v : row) EXPECT_EQ(v, 1);
+}
+
+TEST(PhobosMmaMap, LdmatrixRowsAreSixteenByteAlignedAndConflictFree) {
+  // The emitter pads tensor-core tiles by 8 elements: with a pitch of (width + 8) 16-bit
+  // elements, the eight rows one ldmatrix phase reads start in distinct 16-byte bank groups.
+  for (int width : {16, 32, 64, 128}) {
+    int pitch_bytes = (width + 8) * 2;
+    for (int phase = 0; phase < 4; ++phase) {
+      bool used[8] = {};
+      for (int l = phase * 8; l < phase * 8 + 8; ++l) {
+        int byte = ph_lda_row(l) * pitch_bytes + ph_lda_col(l) * 2;
+        EXPECT_EQ(byte % 16, 0);
+        int group = (byte / 16) % 8;  // 32 banks x 4 bytes = 8 groups of 16 bytes
+        EXPECT_FALSE(used[group]) << "width " << width << " lane " << l;
+        used[group] = true;
+      }
+    }
+  }
+}
+
+}  // namespace
