@@ -37,9 +37,43 @@ __global__ void pack_kernel(const E* __restrict__ src, E* __restrict__ dst, long
   }
 }
 
+// Re-pitching copy (sc == 1, no transpose): each thread gathers the 16 bytes of one aligned
+// destination chunk with element loads (the source rows need not be aligned) and writes them
+// as one vector store. Eight or sixteen independent loads per thread keep enough bytes in
+// flight; the 32 x 32 tile kernel above issues one 2-byte load per thread per row.
+template <class E>
+__global__ void pack_rows_kernel(const E* __restrict__ src, E* __restrict__ dst,
+                                 long long src_batch, int rows, int cols, long long sr,
+                                 long long ld) {
+  constexpr int per = 16 / sizeof(E);
+  const int b = blockIdx.z;
+  const int c = (blockIdx.x * blockDim.x + threadIdx.x) * per;
+  if (c >= cols) return;
+  const E* s = src + b * src_batch;
+  E* d = dst + b * (long long)rows * ld;
+  for (int r = blockIdx.y; r < rows; r += gridDim.y) {
+    const E* sp = s + r * sr + c;
+    union {
+      uint4 v;
+      E e[per];
+    } u;
+#pragma unroll
+    for (int i = 0; i < per; ++i) u.e[i] = c + i < cols ? sp[i] : E(0);
+    // ld is a multiple of 16 bytes, so the chunk is aligned; the padding columns get zeros.
+    *reinterpret_cast<uint4*>(d + r * ld + c) = u.v;
+  }
+}
+
 cudaError_t launch_pack(const void* src, void* dst, int esz, int batch, long long src_batch,
                         int rows, int cols, long long sr, long long sc, long long ld,
                         cudaStream_t stream) {
+  if (sc == 1 && esz == 2) {
+    const int chunks = (cols + 7) / 8;
+    dim3 grid((chunks + 127) / 128, rows < 16384 ? rows : 16384, batch);
+    pack_rows_kernel<u16><<<grid, 128, 0, stream>>>(
+        static_cast<const u16*>(src), static_cast<u16*>(dst), src_batch, rows, cols, sr, ld);
+    return cudaGetLastError();
+  }
   dim3 grid((cols + 31) / 32, (rows + 31) / 32, batch), block(32, 8);
   if (esz == 1)
     pack_kernel<i8><<<grid, block, 0, stream>>>(static_cast<const i8*>(src), static_cast<i8*>(dst),

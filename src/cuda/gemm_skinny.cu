@@ -11,6 +11,8 @@
 #include <cuda_runtime.h>
 
 #include "cuda/gemm_kernels.h"
+#include "cuda/gemm_launch_pdl.h"
+#include "cuda/tile/grid_dep.cuh"
 #include "cuda/tile/mma.cuh"
 
 namespace tc::cuda {
@@ -47,6 +49,9 @@ __global__ void __launch_bounds__(256, 2) gemm_skinny_kernel(const SkinnyArgs a)
   const i32 c0 = warp * per, c1 = min(chunks, c0 + per);
   const T* B = static_cast<const T*>(a.b);
   const T* A = static_cast<const T*>(a.a);
+  // PDL: launch and index set-up overlapped the previous kernel; memory waits for it.
+  grid_dep_wait();
+  grid_dep_launch_dependents();
   FragC16x8 acc[2] = {};
   const bool row0 = g < a.M, row1 = g + 8 < a.M;
   const T* brow[2];
@@ -150,13 +155,11 @@ tc_status_t launch_gemm_skinny(const GemmProblem& p, const GemmPlan& plan) {
                d.alpha, d.beta, d.c_dtype == TC_DTYPE_F32 ? 0 : d.c_dtype == TC_DTYPE_F16 ? 1 : 2};
   auto stream = static_cast<cudaStream_t>(p.stream);
   const bool m16 = d.M > 8;
-  if (d.a_dtype == TC_DTYPE_F16)
-    m16 ? gemm_skinny_kernel<f16, true><<<plan.grid, 256, 0, stream>>>(a)
-        : gemm_skinny_kernel<f16, false><<<plan.grid, 256, 0, stream>>>(a);
-  else
-    m16 ? gemm_skinny_kernel<bf16, true><<<plan.grid, 256, 0, stream>>>(a)
-        : gemm_skinny_kernel<bf16, false><<<plan.grid, 256, 0, stream>>>(a);
-  return cudaGetLastError() == cudaSuccess ? TC_SUCCESS : TC_ERROR_BACKEND_FAILURE;
+  auto kernel = d.a_dtype == TC_DTYPE_F16
+                    ? (m16 ? gemm_skinny_kernel<f16, true> : gemm_skinny_kernel<f16, false>)
+                    : (m16 ? gemm_skinny_kernel<bf16, true> : gemm_skinny_kernel<bf16, false>);
+  const cudaError_t e = launch_maybe_pdl(kernel, dim3(plan.grid), dim3(256), 0, stream, a);
+  return e == cudaSuccess ? TC_SUCCESS : TC_ERROR_BACKEND_FAILURE;
 }
 
 }  // namespace tc::cuda

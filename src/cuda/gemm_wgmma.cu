@@ -46,7 +46,9 @@ Operand operand(const GemmProblem& p, bool is_a, size_t esz, const void* base) {
   o.mn_major = stored_mn && !s8;
   o.inner = o.mn_major ? mn : d.K;
   o.outer = o.mn_major ? d.K : mn;
-  const int64_t align_elems = 16 / int64_t(esz);
+  // 128-byte rows: every TMA box row then starts a 128-byte line (a 16-byte multiple such as
+  // 4104 bf16 would split most box rows over two lines).
+  const int64_t align_elems = 128 / int64_t(esz);
   o.packed_ld = ceil_div(o.inner, align_elems) * align_elems;
   return o;
 }

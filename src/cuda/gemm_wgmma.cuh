@@ -65,6 +65,10 @@ __global__ void __launch_bounds__(128 * (1 + BM / 64), 1)
     mbar_fence_init();
   }
   __syncthreads();
+  // PDL: the prologue above overlapped the previous kernel's tail; inputs and C are touched
+  // only after it has completed. The next kernel may then start its own prologue.
+  grid_dep_wait();
+  grid_dep_launch_dependents();
 
   if (wg == 0) {
     // With one consumer (256 threads, one CTA per SM) every warp already has ample registers.
@@ -174,7 +178,9 @@ __global__ void __launch_bounds__(128 * (1 + BM / 64), 1)
         }
       }
     }
-    // The TMA stores must have finished with the buffer (and C) before the CTA exits.
+    // The TMA stores must be complete before the CTA exits: a PDL successor's grid_dep_wait()
+    // then sees C written (waiting for .read alone, as CUTLASS does, would be enough for the
+    // buffer; the full wait costs only the last tile's store latency).
     if (args.tma_store && threadIdx.x % 128 == 0) bulk_wait<0>();
   }
 #endif

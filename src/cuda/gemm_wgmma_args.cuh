@@ -2,6 +2,7 @@
 // (gemm_wgmma.cuh). Device code only; the planner fills WgmmaArgs on the host.
 #pragma once
 
+#include "cuda/tile/grid_dep.cuh"
 #include "cuda/tile/tma.cuh"
 #include "cuda/tile/wgmma.cuh"
 

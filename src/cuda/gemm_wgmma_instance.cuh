@@ -4,6 +4,7 @@
 
 #include <atomic>
 
+#include "cuda/gemm_launch_pdl.h"
 #include "cuda/gemm_wgmma.cuh"
 #include "cuda/gemm_wgmma_launch.cuh"
 
@@ -27,8 +28,8 @@ cudaError_t launch_wgmma_instance(const WgmmaMaps& maps, const WgmmaArgs& args, 
     if (e != cudaSuccess) return e;
     raised.fetch_or(bit, std::memory_order_acq_rel);
   }
-  kernel<<<grid, 128 * (1 + BM / 64), smem, stream>>>(maps.a, maps.b, maps.c, args);
-  return cudaGetLastError();
+  return launch_maybe_pdl(kernel, dim3(grid), dim3(128 * (1 + BM / 64)), smem, stream, maps.a,
+                          maps.b, maps.c, args);
 }
 
 template <class T, int TA, int TB>

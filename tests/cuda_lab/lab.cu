@@ -107,10 +107,10 @@ int main(int argc, char** argv) {
               "err_blas", "own", "cublas", "ratio", "h_us", "hb_us", "unit");
   for (const Case& c : lab_cases()) {
     if (!std::strstr(c.name.c_str(), filter)) continue;
-    if (c.direct_epilogue)
-      setenv("TC_WGMMA_EPILOGUE", "direct", 1);
-    else
-      unsetenv("TC_WGMMA_EPILOGUE");
+    unsetenv("TC_WGMMA_EPILOGUE");
+    unsetenv("TC_GEMM_PDL");
+    if (const size_t eq = c.env.find('='); eq != std::string::npos)
+      setenv(c.env.substr(0, eq).c_str(), c.env.substr(eq + 1).c_str(), 1);
     tc::GemmProblem p0 = c.problem();
     p0.stream = stream;
     // Rotated input sets: enough that one pass over them exceeds twice the L2.

@@ -86,7 +86,7 @@ std::vector<Case> make_cases() {
     v.push_back(c);
     c = gemm("wgmma_f16_f16_tt_v8_direct_130x264x72", W, F16, F16, 130, 264, 72, true, true);
     c.variant = 8;
-    c.direct_epilogue = true;
+    c.env = "TC_WGMMA_EPILOGUE=direct";
     v.push_back(c);
     c = gemm("wgmma_bf16_bf16_nt_batched3_tma_129x200x72", W, BF, BF, 129, 200, 72, false, true);
     c.batch = 3;
@@ -101,7 +101,7 @@ std::vector<Case> make_cases() {
   {
     Case c =
         timed(gemm("bf16_nn_4096^3_direct_epilogue", W, BF, BF, 4096, 4096, 4096, false, false));
-    c.direct_epilogue = true;  // the previous epilogue, for a same-run comparison
+    c.env = "TC_WGMMA_EPILOGUE=direct";  // the previous epilogue, for a same-run comparison
     v.push_back(c);
   }
   v.push_back(timed(gemm("bf16_nn_8192^3", W, BF, BF, 8192, 8192, 8192, false, false)));
@@ -109,8 +109,21 @@ std::vector<Case> make_cases() {
   v.push_back(timed(gemm("bf16_nt_4096^3", W, BF, BF, 4096, 4096, 4096, false, true)));
   v.push_back(timed(gemm("bf16_tn_4096^3", W, BF, BF, 4096, 4096, 4096, true, false)));
   v.push_back(timed(gemm("bf16_nn_4095x4097x4099", W, BF, BF, 4095, 4097, 4099, false, false)));
+  // Same shape, leading dimensions 4097 (A, B packed; C unaligned) and 4104 (all TMA-legal).
+  v.push_back(
+      timed(gemm("bf16_nn_4096^3_ld4097", W, BF, BF, 4096, 4096, 4096, false, false, 1, 0, 1)));
+  v.push_back(
+      timed(gemm("bf16_nn_4096^3_ld4104", W, BF, BF, 4096, 4096, 4096, false, false, 1, 0, 8)));
   v.push_back(timed(gemm("bf16_nn_1000^3", W, BF, BF, 1000, 1000, 1000, false, false)));
   v.push_back(timed(gemm("bf16_nn_127x4096x4096", W, BF, BF, 127, 4096, 4096, false, false)));
+  {  // programmatic dependent launch off, for a same-run comparison
+    Case c = timed(gemm("bf16_nn_1000^3_no_pdl", W, BF, BF, 1000, 1000, 1000, false, false));
+    c.env = "TC_GEMM_PDL=0";
+    v.push_back(c);
+    c = timed(gemm("bf16_nn_127x4096x4096_no_pdl", W, BF, BF, 127, 4096, 4096, false, false));
+    c.env = "TC_GEMM_PDL=0";
+    v.push_back(c);
+  }
   v.push_back(timed(gemm("bf16_nn_8192x128x8192", W, BF, BF, 8192, 128, 8192, false, false)));
   {
     Case c = timed(gemm("bf16_nn_batched32_512^3", W, BF, BF, 512, 512, 512, false, false));
@@ -118,7 +131,7 @@ std::vector<Case> make_cases() {
     c.stride_a = c.stride_b = c.stride_c = 512 * 512;
     v.push_back(c);
     c.name = "bf16_nn_batched32_512^3_direct_epilogue";
-    c.direct_epilogue = true;
+    c.env = "TC_WGMMA_EPILOGUE=direct";
     v.push_back(c);
   }
   // --- int8 -> int32 (exact); wgmma s8 is K-major only: nn/tt/tn pack through the workspace -
@@ -132,7 +145,7 @@ std::vector<Case> make_cases() {
   v.push_back(timed(gemm("s8_nt_8192^3", W, I8, I32, 8192, 8192, 8192, false, true)));
   {
     Case c = timed(gemm("s8_nt_4096^3_direct_epilogue", W, I8, I32, 4096, 4096, 4096, false, true));
-    c.direct_epilogue = true;
+    c.env = "TC_WGMMA_EPILOGUE=direct";
     v.push_back(c);
   }
   v.push_back(timed(gemm("s8_nn_4096^3_packed", W, I8, I32, 4096, 4096, 4096, false, false)));
@@ -169,6 +182,11 @@ std::vector<Case> make_cases() {
       Case c = timed(gemm(name.c_str(), SK, F16, F16, m, nk[0], nk[1], false, true));
       c.decode = true;
       v.push_back(c);
+      if (m == 1 && nk[0] == 4096 && nk[1] == 4096) {
+        c.name += "_no_pdl";
+        c.env = "TC_GEMM_PDL=0";
+        v.push_back(c);
+      }
     }
   }
   // --- wgmma variant sweep on the shapes the heuristic serves worst ------------------------

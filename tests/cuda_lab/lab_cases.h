@@ -19,9 +19,11 @@ struct Case {
   int64_t stride_a = 0, stride_b = 0, stride_c = 0;
   size_t a_offset = 0, b_offset = 0, c_offset = 0;  // bytes: misaligned pointers
   bool timed = false;
-  bool decode = false;           // report GB/s of B (the weights) instead of TFLOP/s
-  int variant = 0;               // GemmProblem::variant (wgmma: fixed BM / BN / split-K)
-  bool direct_epilogue = false;  // wgmma: TC_WGMMA_EPILOGUE=direct (same-run A/B of the epilogue)
+  bool decode = false;  // report GB/s of B (the weights) instead of TFLOP/s
+  int variant = 0;      // GemmProblem::variant (wgmma: fixed BM / BN / split-K)
+  // "NAME=VALUE" set for this case only (same-run A/B of a knob: TC_WGMMA_EPILOGUE=direct,
+  // TC_GEMM_PDL=0); the lab clears those knobs before every case.
+  std::string env;
 
   tc::GemmProblem problem() const {
     tc::GemmProblem p;

@@ -1,0 +1,46 @@
+// Host helper: launches a kernel with programmatic dependent launch (tile/grid_dep.cuh) when
+// the device supports it (sm_90+) and TC_GEMM_PDL is not "0"; a plain launch otherwise. The
+// kernel must call grid_dep_wait() before its first global memory access.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+
+namespace tc::cuda {
+
+inline bool pdl_enabled() {
+  const char* v = std::getenv("TC_GEMM_PDL");  // read per launch: the lab A/Bs it in one run
+  if (v && std::strcmp(v, "0") == 0) return false;
+  static std::atomic<unsigned long long> known{0}, capable{0};  // bit per device
+  int dev = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess) return false;
+  const unsigned long long bit = 1ull << (dev & 63);
+  if (!(known.load(std::memory_order_acquire) & bit)) {
+    int major = 0;
+    cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev);
+    if (major >= 9) capable.fetch_or(bit, std::memory_order_acq_rel);
+    known.fetch_or(bit, std::memory_order_acq_rel);
+  }
+  return capable.load(std::memory_order_acquire) & bit;
+}
+
+template <class... Params, class... Args>
+cudaError_t launch_maybe_pdl(void (*kernel)(Params...), dim3 grid, dim3 block, size_t smem,
+                             cudaStream_t stream, Args&&... args) {
+  cudaLaunchConfig_t cfg{};
+  cfg.gridDim = grid;
+  cfg.blockDim = block;
+  cfg.dynamicSmemBytes = smem;
+  cfg.stream = stream;
+  cudaLaunchAttribute attr[1];
+  attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attr[0].val.programmaticStreamSerializationAllowed = 1;
+  cfg.attrs = attr;
+  cfg.numAttrs = pdl_enabled() ? 1 : 0;
+  return cudaLaunchKernelEx(&cfg, kernel, std::forward<Args>(args)...);
+}
+
+}  // namespace tc::cuda
