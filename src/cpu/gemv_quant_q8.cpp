@@ -48,9 +48,21 @@ TC_AVX2 inline float hsum(__m256 v) {
   return _mm_cvtss_f32(h);
 }
 
-// The fp16 scales of blocks [g, g+cnt) as 8 floats (zeros past cnt).
+// The fp16 scales of blocks [g, g+cnt) as 8 floats (zeros past cnt). Full groups insert the
+// eight 16-bit scales into one register (a stack array would cost a store-forwarding stall).
 template <typename Block>
 TC_AVX2 inline __m256 group_scales(const Block* w, int cnt) {
+  if (cnt == 8) {
+    __m128i v = _mm_cvtsi32_si128(w[0].d);
+    v = _mm_insert_epi16(v, w[1].d, 1);
+    v = _mm_insert_epi16(v, w[2].d, 2);
+    v = _mm_insert_epi16(v, w[3].d, 3);
+    v = _mm_insert_epi16(v, w[4].d, 4);
+    v = _mm_insert_epi16(v, w[5].d, 5);
+    v = _mm_insert_epi16(v, w[6].d, 6);
+    v = _mm_insert_epi16(v, w[7].d, 7);
+    return _mm256_cvtph_ps(v);
+  }
   alignas(16) uint16_t d[8] = {0, 0, 0, 0, 0, 0, 0, 0};
   for (int b = 0; b < cnt; ++b) d[b] = w[b].d;
   return _mm256_cvtph_ps(_mm_load_si128(reinterpret_cast<const __m128i*>(d)));
@@ -69,7 +81,7 @@ TC_AVX2 void q4_0_rows(const BlockQ4_0* w0, size_t row_blocks, int64_t nb, const
       const int cnt = static_cast<int>(nb - g < 8 ? nb - g : 8);
       __m256i qq[8];
       for (int b = 0; b < 8; ++b) {
-        if (b < cnt) {
+        if (cnt == 8 || b < cnt) {
           const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(w[g + b].qs));
           // Low nibbles are elements 0..15, high nibbles 16..31: the 256-bit order of y.
           qq[b] = _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(v, 4), v), m4);
@@ -108,8 +120,9 @@ TC_AVX2 void q8_0_rows(const BlockQ8_0* w0, size_t row_blocks, int64_t nb, const
       const int cnt = static_cast<int>(nb - g < 8 ? nb - g : 8);
       __m256i qq[8], aq[8];
       for (int b = 0; b < 8; ++b) {
-        qq[b] = b < cnt ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w[g + b].qs))
-                        : _mm256_setzero_si256();
+        qq[b] = cnt == 8 || b < cnt
+                    ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w[g + b].qs))
+                    : _mm256_setzero_si256();
         aq[b] = _mm256_sign_epi8(qq[b], qq[b]);  // |w| as unsigned; the sign moves to y
       }
       const __m256 dw = group_scales(w + g, cnt);
@@ -159,9 +172,9 @@ TC_AVX2 void q4_K_rows(const BlockQ4_K* w0, size_t row_blocks, int64_t nsb, cons
       const __m128i sm_v = _mm_load_si128(reinterpret_cast<const __m128i*>(sm));
       const __m256 scale = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(sm_v)),
                                          _mm256_set1_ps(_cvtsh_ss(b.d)));
-      const __m256 mins =
-          _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_srli_si128(sm_v, 8))),
-                        _mm256_set1_ps(_cvtsh_ss(b.dmin)));
+      const __m256 mins = _mm256_mul_ps(
+          _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_srli_si128(sm_v, 8))),
+          _mm256_set1_ps(_cvtsh_ss(b.dmin) * 0.125f));  // 1/8: corr holds 8 * code sums
       __m256i lo[4], hi[4];
       for (int c = 0; c < 4; ++c) {
         const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.qs + 32 * c));
@@ -180,10 +193,9 @@ TC_AVX2 void q4_K_rows(const BlockQ4_K* w0, size_t row_blocks, int64_t nsb, cons
         }
         const __m256 dy = _mm256_loadu_ps(&a.d[blk]);
         acc[m] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(reduce8(p)), _mm256_mul_ps(scale, dy), acc[m]);
-        // Mins: M_j * dmin * dy_j * (sum of sub-block j's codes) = corr_j / 8.
-        const __m256 ysum = _mm256_mul_ps(
-            _mm256_cvtepi32_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(&a.corr[blk]))),
-            _mm256_set1_ps(0.125f));
+        // Mins: M_j * dmin * dy_j * (sum of sub-block j's codes), the sum being corr_j / 8.
+        const __m256 ysum =
+            _mm256_cvtepi32_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(&a.corr[blk])));
         acc_min[m] = _mm256_fmadd_ps(_mm256_mul_ps(mins, dy), ysum, acc_min[m]);
       }
     }
