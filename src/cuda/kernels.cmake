@@ -15,4 +15,5 @@ set(TC_CUDA_KERNEL_SOURCES
     ${CMAKE_CURRENT_LIST_DIR}/gemm_pack.cu
     ${CMAKE_CURRENT_LIST_DIR}/gemm_mma.cu
     ${CMAKE_CURRENT_LIST_DIR}/gemm_skinny.cu
-    ${CMAKE_CURRENT_LIST_DIR}/gemm_f32.cu)
+    ${CMAKE_CURRENT_LIST_DIR}/gemm_f32.cu
+    ${CMAKE_CURRENT_LIST_DIR}/gemm_tf32x3.cu)

@@ -208,6 +208,18 @@ std::vector<Case> make_cases() {
                      133, 71, 301, t & 2, t & 1, 1.25f, -0.75f, 1));
   v.push_back(timed(gemm("f32_nn_4096^3", FK, F32, F32, 4096, 4096, 4096, false, false)));
   v.push_back(timed(gemm("f32_nn_8192^3", FK, F32, F32, 8192, 8192, 8192, false, false)));
+  // --- f32 on the tensor cores, 3xTF32 (same 1e-6 bound) -----------------------------------
+  const Kind T3 = Kind::tf32x3;
+  for (int t = 0; t < 4; ++t) {
+    v.push_back(gemm(("tf32x3_" + std::string(tn[t]) + "_odd_ld_133x71x301_ab").c_str(), T3, F32,
+                     F32, 133, 71, 301, t & 2, t & 1, 1.25f, -0.75f, 1));
+    v.push_back(gemm(("tf32x3_" + std::string(tn[t]) + "_tma_300x264x1000").c_str(), T3, F32, F32,
+                     300, 264, 1000, t & 2, t & 1));
+  }
+  v.push_back(gemm("tf32x3_nt_k8192_64x136x8192", T3, F32, F32, 64, 136, 8192, false, true));
+  v.push_back(timed(gemm("tf32x3_nn_4096^3", T3, F32, F32, 4096, 4096, 4096, false, false)));
+  v.push_back(timed(gemm("tf32x3_nt_4096^3", T3, F32, F32, 4096, 4096, 4096, false, true)));
+  v.push_back(timed(gemm("tf32x3_nn_8192^3", T3, F32, F32, 8192, 8192, 8192, false, false)));
   return v;
 }
 
@@ -234,6 +246,9 @@ bool plan_case(const Case& c, const tc::GemmProblem& p, const tc::cuda::GemmDevi
     case Kind::f32:
       ok = tc::cuda::plan_gemm_f32(p, dev, &inst->plan, why);
       break;
+    case Kind::tf32x3:
+      ok = tc::cuda::plan_gemm_tf32x3(p, dev, &inst->plan, why);
+      break;
     default:
       why = "kernel family not built into this lab";
       return false;
@@ -253,6 +268,8 @@ tc_status_t run_case(const Case& c, const tc::GemmProblem& p, const Instance& in
       return tc::cuda::launch_gemm_skinny(p, inst.plan);
     case Kind::f32:
       return tc::cuda::launch_gemm_f32(p, inst.plan);
+    case Kind::tf32x3:
+      return tc::cuda::launch_gemm_tf32x3(p, inst.plan, ws);
     default:
       return TC_ERROR_NOT_SUPPORTED;
   }

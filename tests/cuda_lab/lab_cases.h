@@ -9,7 +9,7 @@
 
 namespace lab {
 
-enum class Kind { wgmma, mma, skinny, f32 };
+enum class Kind { wgmma, mma, skinny, f32, tf32x3 };
 
 struct Case {
   std::string name;

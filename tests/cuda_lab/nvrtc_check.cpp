@@ -18,12 +18,15 @@ int main(int argc, char** argv) {
 #include "cuda/tile/tma.cuh"
 #include "cuda/tile/wgmma.cuh"
 #include "cuda/tile/mma.cuh"
+#include "cuda/tile/grid_dep.cuh"
 using namespace tc::tile;
 extern "C" __global__ void probe(const __grid_constant__ TmaMap map, float* out) {
   __shared__ alignas(1024) u8 smem[16384];
   __shared__ mbarrier bar;
   if (threadIdx.x == 0) { mbar_init(&bar, 1); mbar_fence_init(); }
   __syncthreads();
+  grid_dep_wait();
+  grid_dep_launch_dependents();
   if (threadIdx.x == 0) {
     mbar_arrive_expect_tx(&bar, 16384);
     tma_load_3d(smem, &map, &bar, 0, 0, 0);
