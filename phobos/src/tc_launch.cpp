@@ -33,13 +33,17 @@ void Kernel::launch(std::span<const BufferArg> args, ::tc_stream* stream,
     throw Error("'" + name_ + "' was given both host and device tc buffers; use one context");
   LaunchOptions o = opt;
   o.target = any_device ? Target::Cuda : Target::Cpu;
-  o.stream = nullptr;
-  if (stream) {
+  // CUDA: queued on the stream's own cudaStream_t, in order after its work, asynchronously
+  // (errors surface at the next tc_stream_sync or device synchronization). The CPU target and
+  // a stream without a native queue wait for the stream and run synchronously.
+  void* native = stream && o.target == Target::Cuda ? tc_stream_native_handle(stream) : nullptr;
+  o.stream = native;
+  if (stream && !native) {
     tc_status_t st = tc_stream_sync(stream);
     if (st != TC_SUCCESS) throw Error("tc_stream_sync failed before launching '" + name_ + "'");
   }
   launch(std::span<const Arg>(views), o);
-  if (o.target == Target::Cuda) cuda::synchronize();
+  if (o.target == Target::Cuda && !native) cuda::synchronize();
 }
 
 }  // namespace phobos

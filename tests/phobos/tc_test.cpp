@@ -34,6 +34,7 @@ TEST(PhobosTc, SgemmOnTcBuffersMatchesFloat64) {
   phobos::LaunchOptions opt;
   opt.autotune = false;
   k.launch(args, stream, opt);
+  ASSERT_EQ(tc_stream_sync(stream), TC_SUCCESS);  // a CUDA launch is asynchronous
   std::vector<float> out(M * N);
   tc_buffer_read(C, 0, out.data(), out.size() * 4);
   std::vector<double> y(out.begin(), out.end()), ref(M * N);

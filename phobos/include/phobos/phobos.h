@@ -100,9 +100,10 @@ class Kernel {
   // tensors (inputs are not modified). Returns every tensor argument's final contents.
   std::vector<std::vector<double>> reference_f64(
       std::span<const Arg> args, const std::map<std::string, int64_t>& params = {}) const;
-  // Launch on tc buffers, ordered after the work queued on `stream` (may be null). For now the
-  // launch waits for the stream and completes before returning (the CUDA stream behind a
-  // tc_stream_t is not public yet). Defined when phobos is linked with tc.
+  // Launch on tc buffers, ordered after the work queued on `stream` (may be null). On CUDA the
+  // kernel is queued on the stream's cudaStream_t (tc_stream_native_handle) and the call
+  // returns at once; without a stream, or on the CPU, it completes before returning. (A first
+  // launch of a shape may autotune, which synchronizes.) Defined when phobos is linked with tc.
   void launch(std::span<const BufferArg> args, ::tc_stream* stream,
               const LaunchOptions& opt = {}) const;
   // Times every candidate on these arguments (outputs are overwritten) and caches the winner.

@@ -1,8 +1,11 @@
 // Launching generated kernels: cudaLibraryLoadData + cudaLibraryGetKernel + cudaLaunchKernel
 // through the static CUDA runtime (never libcuda directly), so a machine without a driver gets
 // the status "no CUDA device", not a loader error.
+#include <algorithm>
+#include <atomic>
 #include <map>
 #include <mutex>
+#include <thread>
 
 #include "../passes/plan.h"
 #include "emit.h"
@@ -45,6 +48,41 @@ std::string cuda_device_name() {
   return "cuda-sm" + std::to_string(arch) + "-" + name;
 }
 
+static std::string device_arch_name() {
+  int arch_num = device_arch(nullptr);
+  // sm_90a unlocks the Hopper-only instructions; other parts get their plain architecture.
+  return "sm_" + std::to_string(arch_num) + (arch_num == 90 ? "a" : "");
+}
+
+// The key covers the embedded headers too: a changed tile library is a new module.
+static std::string module_key(const Program& prog, const std::string& src,
+                              const std::string& arch) {
+  std::string keysrc = src;
+  for (auto& h : embedded_headers()) keysrc += h.text;
+  return module_cache_key(prog.source_hash, keysrc, nvrtc_version(), arch);
+}
+
+void cuda_precompile(const Program& prog, const std::vector<const ir::Kernel*>& ks) {
+  std::string arch = device_arch_name();
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    for (size_t i; (i = next++) < ks.size();) {
+      try {
+        std::string src = emit_cuda(prog, *ks[i]);
+        bool hit = false;
+        module_cache_get(module_key(prog, src, arch), src, cuda_entry_name(*ks[i]), arch, &hit);
+      } catch (const Error&) {
+        // reported by the launch that needs this instance
+      }
+    }
+  };
+  unsigned n = std::min<unsigned>(16, std::max(1u, std::thread::hardware_concurrency()));
+  std::vector<std::thread> pool;
+  for (unsigned t = 1; t < std::min<size_t>(n, ks.size()); ++t) pool.emplace_back(work);
+  work();
+  for (auto& t : pool) t.join();
+}
+
 // A loaded instance: what a repeated launch needs without planning or emitting again.
 struct Loaded {
   cudaKernel_t kern;
@@ -73,15 +111,10 @@ void cuda_launch(const Program& prog, const ir::Kernel& k, const BoundArgs& b, v
 }
 
 static Loaded load_instance(const Program& prog, const ir::Kernel& k, const std::string& entry) {
-  int arch_num = device_arch(nullptr);
-  // sm_90a unlocks the Hopper-only instructions; other parts get their plain architecture.
-  std::string arch = "sm_" + std::to_string(arch_num) + (arch_num == 90 ? "a" : "");
+  std::string arch = device_arch_name();
   passes::Plan plan = passes::plan_kernel(k);
   std::string src = emit_cuda(prog, k);
-  // The key covers the embedded headers too: a changed tile library is a new module.
-  std::string keysrc = src;
-  for (auto& h : embedded_headers()) keysrc += h.text;
-  std::string key = module_cache_key(prog.source_hash, keysrc, nvrtc_version(), arch);
+  std::string key = module_key(prog, src, arch);
   static std::mutex mu;
   static std::map<std::string, std::pair<cudaLibrary_t, cudaKernel_t>> loaded;
   cudaKernel_t kern;
@@ -154,6 +187,7 @@ std::string cuda_device_name() {
 void cuda_launch(const Program&, const ir::Kernel&, const BoundArgs&, void*) {
   throw Error("no CUDA device (phobos was built without CUDA)");
 }
+void cuda_precompile(const Program&, const std::vector<const ir::Kernel*>&) {}
 
 #endif
 

@@ -14,6 +14,9 @@ std::string cuda_entry_name(const ir::Kernel& k);
 // Throws phobos::Error("no CUDA device ...") where there is none, or when built without CUDA.
 void cuda_launch(const Program& prog, const ir::Kernel& k, const BoundArgs& args, void* stream);
 std::string cuda_device_name();
+// Compiles these instances into the module cache on all cores (the autotuner calls it before
+// timing, so candidates are not compiled one after another). Errors are left to the launch.
+void cuda_precompile(const Program& prog, const std::vector<const ir::Kernel*>& ks);
 
 // NVRTC: compiles CUDA C++ to a cubin for `arch` (e.g. "sm_90a"). Returns false with the log.
 bool nvrtc_available();

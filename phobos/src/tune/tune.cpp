@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cstring>
 
+#include "../emit/emit.h"
 #include "../passes/plan.h"
 #include "cache.h"
 #include "phobos/cuda.h"
@@ -55,6 +56,26 @@ TuneResult autotune(const Program& prog, const ast::Kernel& ak, std::span<const 
                     const LaunchOptions& opt, const std::string& device, const Runner& run) {
   TuneSpace sp = tune_space(ak);
   TuneResult res;
+  if (opt.target == Target::Cuda) {
+    // Compile every valid candidate in parallel first; the timing loop then loads cubins.
+    std::vector<ir::Kernel> insts;
+    for (size_t i = 0; i < sp.size(); ++i) {
+      auto p = sp.at(i);
+      bool skip = false;
+      for (auto& [n, v] : opt.params) skip |= p.count(n) && p[n] != v;
+      if (skip) continue;
+      try {
+        ir::Kernel inst = instantiate(prog, ak, p);
+        if (candidate_error(inst, bind_args(inst, args).dims, opt.target).empty())
+          insts.push_back(std::move(inst));
+      } catch (const CompileError&) {
+      } catch (const Error&) {
+      }
+    }
+    std::vector<const ir::Kernel*> ptrs;
+    for (auto& k : insts) ptrs.push_back(&k);
+    cuda_precompile(prog, ptrs);
+  }
   std::optional<BoundArgs> bound;
   std::vector<std::vector<char>> saved;  // outputs, restored before every timed run
   std::vector<int> stored;
