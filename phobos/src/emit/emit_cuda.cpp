@@ -78,10 +78,10 @@ class Emitter {
     for (int r : p_.smem) {
       const VType& t = k_.regs[r].type;
       int64_t bytes = p_.smem_elems(k_, r) * static_cast<int64_t>(dtype_size(t.dt));
-      int64_t n = p_.double_buffered.count(r) ? 2 : 1;
+      int64_t n = p_.double_buffered.count(r) ? p_.stages : 1;
       line(std::string(ctype(t.dt)) + "* " + cname(k_, r) + " = reinterpret_cast<" + ctype(t.dt) +
            "*>(ph_smem + " + std::to_string(off) + ");  // " + ir::type_str(t) +
-           (n == 2 ? " x 2 stages" : ""));
+           (n > 1 ? " x " + std::to_string(n) + " stages" : ""));
       off += (bytes * n + 15) / 16 * 16;
     }
     for (size_t r = 0; r < k_.regs.size(); ++r) {
@@ -605,6 +605,93 @@ class Emitter {
     close();
   }
 
+  // Issues the copies of operand `reg` for one step into stage `stage`: 16-byte cp.async per
+  // chunk that is in bounds and aligned, else plain shared stores with zero fill (the step
+  // reading them is behind a barrier either way).
+  void async_fill(int reg, const NodeP& v, const std::string& stage) {
+    const VType& t = k_.regs[reg].type;
+    int64_t V = vec_width(reg, v), w = t.shape[1] / V, items = t.shape[0] * w;
+    int64_t n = (items + k_.threads - 1) / k_.threads;
+    std::string j = fresh("j");
+    line("#pragma unroll");
+    line("for (int " + j + " = 0; " + j + " < " + std::to_string(n) + "; ++" + j + ") {");
+    ++ind_;
+    line("const int e_ = tid + " + j + " * " + std::to_string(k_.threads) + ";");
+    if (items % k_.threads) line("if (e_ >= " + std::to_string(items) + ") break;");
+    line("const int r_ = e_ / " + std::to_string(w) + ", c_ = (e_ % " + std::to_string(w) + ") * " +
+         std::to_string(V) + ";");
+    std::string off, pred, off2, pred_last;
+    load_addr(*v, "r_", "c_", "0", &off, &pred);
+    load_addr(*v, "r_", "(c_ + " + std::to_string(V - 1) + ")", "0", &off2, &pred_last);
+    const char* ty = ctype(t.dt);
+    line("const " + std::string(ty) + "* ph_src = &" + k_.args[v->idx].name + "[" + off + "];");
+    line(std::string(ty) + "* ph_dst = &" + smem_at(reg, stage, "r_", "c_", "e_") + ";");
+    std::string ok = "(reinterpret_cast<unsigned long long>(ph_src) & 15) == 0";
+    if (!pred.empty()) ok = pred + " && " + pred_last + " && " + ok;
+    line("if (" + ok + ") {");
+    line("  ph_cp_async16(ph_dst, ph_src);");
+    line("} else {");
+    ++ind_;
+    line("#pragma unroll");
+    line("for (int ph_v = 0; ph_v < " + std::to_string(V) + "; ++ph_v)");
+    std::string o3, p3;
+    load_addr(*v, "r_", "(c_ + ph_v)", "0", &o3, &p3);
+    std::string zero = store_cast(t.dt, "0.0f");
+    line("  ph_dst[ph_v] = " +
+         (p3.empty() ? "ph_src[ph_v]" : "(" + p3 + ") ? ph_src[ph_v] : " + zero) + ";");
+    close();
+    close();
+  }
+
+  // @pipeline with cp.async, S = p_.stages: steps 0 .. S-2 are in flight before the loop; at
+  // each step a thread waits for its own copies of this step (wait_group S-2), one barrier makes
+  // everyone's visible and retires the stage read by the previous step, which is then refilled
+  // with step + S-1 while this step computes. One barrier per step.
+  void async_pipeline(const Stmt& s, const std::map<int, const Stmt*>& defs, const std::string& v,
+                      const std::string& lo, const std::string& hi, const std::string& st) {
+    std::string S = std::to_string(p_.stages);
+    line("{");
+    ++ind_;
+    line("#pragma unroll");
+    line("for (int ph_s = 0; ph_s < " + std::to_string(p_.stages - 1) + "; ++ph_s) {");
+    ++ind_;
+    line("const int ph_kt = " + lo + " + ph_s * " + st + ";");
+    line("if (ph_kt < " + hi + ") {");
+    ++ind_;
+    override_[s.reg] = "ph_kt";
+    for (auto& [r, d] : defs) async_fill(r, d->value, "ph_s");
+    override_.erase(s.reg);
+    close();
+    line("ph_cp_async_commit();");
+    close();
+    line("int ph_stage = 0;");
+    if (s.unroll > 1) line("#pragma unroll " + std::to_string(s.unroll));
+    line("for (int " + v + " = " + lo + "; " + v + " < " + hi + "; " + v + " += " + st + ") {");
+    ++ind_;
+    line("ph_cp_async_wait<" + std::to_string(p_.stages - 2) + ">();");
+    line("__syncthreads();");
+    line("{");
+    ++ind_;
+    line("const int ph_kt = " + v + " + " + std::to_string(p_.stages - 1) + " * " + st + ";");
+    line("const int ph_w = (ph_stage + " + std::to_string(p_.stages - 1) + ") % " + S + ";");
+    line("if (ph_kt < " + hi + ") {");
+    ++ind_;
+    override_[s.reg] = "ph_kt";
+    for (auto& [r, d] : defs) async_fill(r, d->value, "ph_w");
+    override_.erase(s.reg);
+    close();
+    line("ph_cp_async_commit();");
+    close();
+    for (auto& x : s.body) {
+      if (x.kind == Stmt::Def && defs.count(x.reg)) continue;
+      emit(x);
+    }
+    line("ph_stage = (ph_stage + 1) % " + S + ";");
+    close();
+    line("ph_cp_async_wait<0>();");
+    close();
+  }
+
   void for_loop(const Stmt& s) {
     std::string v = cname(k_, s.reg);
     std::vector<const passes::DotSite*> piped;
@@ -630,6 +717,7 @@ class Emitter {
       if (x.kind == Stmt::Def && ops.count(x.reg)) defs[x.reg] = &x;
     std::string lo = elem(s.lo, "0", "0", "0"), hi = elem(s.hi, "0", "0", "0"),
                 st = elem(s.step, "0", "0", "0");
+    if (p_.async_copy) return async_pipeline(s, defs, v, lo, hi, st);
     line("{");
     ++ind_;
     line("int ph_stage = 0;");

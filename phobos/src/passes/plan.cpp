@@ -62,6 +62,18 @@ static std::string mma_layout(int64_t R, int64_t C, int64_t K, int64_t T, Layout
   return {};
 }
 
+// A tile filled by a plain 2-D slice of a tensor of its own element type, rows in whole 16-byte
+// chunks (the emitter's vector fill; cp.async can move it).
+static bool plain_chunked_load(const ir::Kernel& k, int reg, const NodeP& v, int64_t pitch) {
+  const VType& t = k.regs[reg].type;
+  if (t.shape.size() != 2 || v->op != Op::Load || v->idx < 0 || v->type.dt != t.dt) return false;
+  int tiled = 0;
+  for (auto& s : v->slices) tiled += !s.point;
+  if (tiled != 2 || v->slices.back().point) return false;
+  int64_t V = 16 / static_cast<int64_t>(dtype_size(t.dt));
+  return V >= 2 && t.shape[1] % V == 0 && pitch % V == 0;
+}
+
 // The register a Def's value is loaded from (`load X[...]` or a cast of it), or -1.
 static const Node* tensor_load(const NodeP& v) {
   if (v->op == Op::Load && v->idx >= 0) return v.get();
@@ -158,6 +170,15 @@ Plan plan_kernel(const ir::Kernel& k) {
       p.double_buffered.insert(d.b);
     }
   }
+  // 2b. cp.async pipelining (see Plan::async_copy).
+  bool any_piped = false, all_plain = true;
+  for (auto& d : p.dots) {
+    if (!d.pipelined) continue;
+    any_piped = true;
+    for (int r : {d.a, d.b})
+      all_plain &= plain_chunked_load(k, r, def_of[r]->value, p.pitch_of(k, r));
+  }
+  p.async_copy = any_piped && all_plain;
   // 3. Every other tile register: 2-D tiles take the layout of a same-shaped accumulator (so
   //    the epilogue is thread-local), else a SIMT layout; 1-D and broadcast tiles are shared.
   for (size_t r = 0; r < k.regs.size(); ++r) {
@@ -190,10 +211,21 @@ Plan plan_kernel(const ir::Kernel& k) {
               std::to_string(k.threads) + " threads (limit " + std::to_string(kMaxTileRegs) + ")";
     return p;
   }
-  for (int r : p.smem) {
-    int64_t bytes = p.smem_elems(k, r) * static_cast<int64_t>(dtype_size(k.regs[r].type.dt));
-    p.smem_bytes += (bytes * (p.double_buffered.count(r) ? 2 : 1) + 15) / 16 * 16;
-  }
+  auto smem_with = [&](int64_t stages) {
+    int64_t total = 0;
+    for (int r : p.smem) {
+      int64_t bytes = p.smem_elems(k, r) * static_cast<int64_t>(dtype_size(k.regs[r].type.dt));
+      total += (bytes * (p.double_buffered.count(r) ? stages : 1) + 15) / 16 * 16;
+    }
+    return total;
+  };
+  if (p.async_copy)
+    for (int64_t s : {4, 3})
+      if (smem_with(s) <= kMaxSmemBytes) {
+        p.stages = s;
+        break;
+      }
+  p.smem_bytes = smem_with(p.stages);
   if (p.smem_bytes > kMaxSmemBytes) {
     p.error = "needs " + std::to_string(p.smem_bytes) + " bytes of shared memory (limit " +
               std::to_string(kMaxSmemBytes) + ")";
@@ -219,7 +251,10 @@ std::string print_plan(const ir::Kernel& k, const Plan& p) {
   for (int r : p.smem)
     o += "  %" + k.regs[r].name + ": shared memory" +
          (p.pitch.count(r) ? ", pitch " + std::to_string(p.pitch.at(r)) : "") +
-         (p.double_buffered.count(r) ? ", double-buffered" : "") + "\n";
+         (p.double_buffered.count(r)
+              ? ", " + std::to_string(p.stages) + " stages" + (p.async_copy ? " (cp.async)" : "")
+              : std::string()) +
+         "\n";
   for (auto& d : p.dots)
     o += "  dot %" + k.regs[d.acc].name + " += %" + k.regs[d.a].name +
          (d.trans ? " @ T(%" : " @ (%") + k.regs[d.b].name + ")" +

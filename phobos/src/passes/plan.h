@@ -40,9 +40,15 @@ struct Plan {
   std::string error;         // non-empty: this instance cannot be lowered, and why
   bool unsupported = false;  // the error is a construct the GPU target lacks, not a resource limit
   int64_t threads = 0;
-  std::map<int, Layout> frag;  // registers held in registers, by layout
-  std::set<int> smem;          // registers staged in shared memory
-  std::set<int> double_buffered;
+  std::map<int, Layout> frag;     // registers held in registers, by layout
+  std::set<int> smem;             // registers staged in shared memory
+  std::set<int> double_buffered;  // pipelined operands: `stages` copies in shared memory
+  // @pipeline with cp.async: when every pipelined operand is a plain slice of a tensor of its
+  // own element type whose rows are whole 16-byte chunks, the copies go global -> shared
+  // asynchronously, `stages` - 1 steps ahead (4 stages when shared memory allows, else 3);
+  // otherwise the next step is staged through registers, 2 stages.
+  bool async_copy = false;
+  int64_t stages = 2;
   // Row pitch (elements) of 2-D shared tiles; absent = the tile's width. Tensor-core operands
   // get 8 elements (16 bytes) of padding so ldmatrix's eight row reads hit distinct banks.
   std::map<int, int64_t> pitch;

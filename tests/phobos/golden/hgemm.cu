@@ -33,6 +33,19 @@ static __device__ __forceinline__ float ph_gelu(float x) {
   // tanh form (spec §3)
   return 0.5f * x * (1.0f + tanhf(0.7978845608028654f * (x + 0.044715f * x * x * x)));
 }
+// cp.async (sm_80+): 16 bytes global -> shared, bypassing L1; groups committed and awaited
+// by count (PTX ISA "cp.async"). Not in the shared tile library (which has the bulk forms).
+static __device__ __forceinline__ void ph_cp_async16(void* smem, const void* gmem) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;"
+               :: "r"(tc::tile::smem_addr(smem)), "l"(gmem) : "memory");
+}
+static __device__ __forceinline__ void ph_cp_async_commit() {
+  asm volatile("cp.async.commit_group;" ::: "memory");
+}
+template <int N>
+static __device__ __forceinline__ void ph_cp_async_wait() {
+  asm volatile("cp.async.wait_group %0;" :: "n"(N) : "memory");
+}
 // ldmatrix with .trans (the B operand of dot, stored [k][n]): the shared tile library has only
 // the non-transposed forms, so these two live here (PTX ISA "ldmatrix").
 static __device__ __forceinline__ void ph_ldmatrix_x4_trans(tc::tile::u32 (&r)[4], const void* p) {

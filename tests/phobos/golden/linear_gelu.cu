@@ -33,6 +33,19 @@ static __device__ __forceinline__ float ph_gelu(float x) {
   // tanh form (spec §3)
   return 0.5f * x * (1.0f + tanhf(0.7978845608028654f * (x + 0.044715f * x * x * x)));
 }
+// cp.async (sm_80+): 16 bytes global -> shared, bypassing L1; groups committed and awaited
+// by count (PTX ISA "cp.async"). Not in the shared tile library (which has the bulk forms).
+static __device__ __forceinline__ void ph_cp_async16(void* smem, const void* gmem) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;"
+               :: "r"(tc::tile::smem_addr(smem)), "l"(gmem) : "memory");
+}
+static __device__ __forceinline__ void ph_cp_async_commit() {
+  asm volatile("cp.async.commit_group;" ::: "memory");
+}
+template <int N>
+static __device__ __forceinline__ void ph_cp_async_wait() {
+  asm volatile("cp.async.wait_group %0;" :: "n"(N) : "memory");
+}
 // ldmatrix with .trans (the B operand of dot, stored [k][n]): the shared tile library has only
 // the non-transposed forms, so these two live here (PTX ISA "ldmatrix").
 static __device__ __forceinline__ void ph_ldmatrix_x4_trans(tc::tile::u32 (&r)[4], const void* p) {
@@ -44,14 +57,14 @@ static __device__ __forceinline__ void ph_ldmatrix_x2_trans(tc::tile::u32 (&r)[2
                : "=r"(r[0]), "=r"(r[1]) : "r"(tc::tile::smem_addr(p)));
 }
 
-// linear_gelu: 128 threads, 20736 bytes of shared memory
+// linear_gelu: 128 threads, 41216 bytes of shared memory
 extern "C" __global__ void __launch_bounds__(128) phobos_linear_gelu_BM64_BN64_BK32_T128(__half* __restrict__ X, __half* __restrict__ W, __half* __restrict__ bias, __half* __restrict__ Y, int d_M, int d_K, int d_N) {
   const int tid = (int)threadIdx.x;
   (void)tid;
   extern __shared__ __align__(16) unsigned char ph_smem[];
-  __half* r_a = reinterpret_cast<__half*>(ph_smem + 0);  // tile<f16>[64, 32] x 2 stages
-  __half* r_b = reinterpret_cast<__half*>(ph_smem + 10240);  // tile<f16>[64, 32] x 2 stages
-  float* r_b_1 = reinterpret_cast<float*>(ph_smem + 20480);  // tile<f32>[64]
+  __half* r_a = reinterpret_cast<__half*>(ph_smem + 0);  // tile<f16>[64, 32] x 4 stages
+  __half* r_b = reinterpret_cast<__half*>(ph_smem + 20480);  // tile<f16>[64, 32] x 4 stages
+  float* r_b_1 = reinterpret_cast<float*>(ph_smem + 40960);  // tile<f32>[64]
   float r_acc[32];
   #pragma unroll
   for (int i0 = 0; i0 < 32; ++i0) {
@@ -62,109 +75,92 @@ extern "C" __global__ void __launch_bounds__(128) phobos_linear_gelu_BM64_BN64_B
     r_acc[i0] = 0.0f;
   }
   {
-    int ph_stage = 0;
-    if (0 < d_K) {
-      for (int e3 = tid; e3 < 256; e3 += 128) {
-        const int r4 = e3 / 4, c5 = e3 % 4;
-        (void)r4;
-        (void)c5;
-        uint4 ph_chunk;
-        {
-          const __half* ph_src = &X[((((int)blockIdx.x * 64) + r4)) * d_K + ((0) + (c5) * 8)];
-          if ((unsigned)(((int)blockIdx.x * 64) + r4) < (unsigned)d_M && (unsigned)((0) + (c5) * 8) < (unsigned)d_K && (unsigned)(((int)blockIdx.x * 64) + r4) < (unsigned)d_M && (unsigned)((0) + ((c5) * 8 + 7)) < (unsigned)d_K && (reinterpret_cast<unsigned long long>(ph_src) & 15) == 0) {
-            ph_chunk = *reinterpret_cast<const uint4*>(ph_src);
+    #pragma unroll
+    for (int ph_s = 0; ph_s < 3; ++ph_s) {
+      const int ph_kt = 0 + ph_s * 32;
+      if (ph_kt < d_K) {
+        #pragma unroll
+        for (int j3 = 0; j3 < 2; ++j3) {
+          const int e_ = tid + j3 * 128;
+          const int r_ = e_ / 4, c_ = (e_ % 4) * 8;
+          const __half* ph_src = &X[((((int)blockIdx.x * 64) + r_)) * d_K + (ph_kt + c_)];
+          __half* ph_dst = &r_a[ph_s * 2560 + (r_) * 40 + c_];
+          if ((unsigned)(((int)blockIdx.x * 64) + r_) < (unsigned)d_M && (unsigned)(ph_kt + c_) < (unsigned)d_K && (unsigned)(((int)blockIdx.x * 64) + r_) < (unsigned)d_M && (unsigned)(ph_kt + (c_ + 7)) < (unsigned)d_K && (reinterpret_cast<unsigned long long>(ph_src) & 15) == 0) {
+            ph_cp_async16(ph_dst, ph_src);
           } else {
-            __align__(16) __half ph_t[8];
             #pragma unroll
-            for (int ph_v = 0; ph_v < 8; ++ph_v) {
-              ph_t[ph_v] = ((unsigned)(((int)blockIdx.x * 64) + r4) < (unsigned)d_M && (unsigned)((0) + ((c5) * 8 + ph_v)) < (unsigned)d_K) ? ph_src[ph_v] : __float2half_rn(0.0f);
-            }
-            ph_chunk = *reinterpret_cast<const uint4*>(ph_t);
+            for (int ph_v = 0; ph_v < 8; ++ph_v)
+              ph_dst[ph_v] = ((unsigned)(((int)blockIdx.x * 64) + r_) < (unsigned)d_M && (unsigned)(ph_kt + (c_ + ph_v)) < (unsigned)d_K) ? ph_src[ph_v] : __float2half_rn(0.0f);
           }
         }
-        *reinterpret_cast<uint4*>(&r_a[0 * 2560 + (r4) * 40 + (c5) * 8]) = ph_chunk;
-      }
-      for (int e6 = tid; e6 < 256; e6 += 128) {
-        const int r7 = e6 / 4, c8 = e6 % 4;
-        (void)r7;
-        (void)c8;
-        uint4 ph_chunk;
-        {
-          const __half* ph_src = &W[((((int)blockIdx.y * 64) + r7)) * d_K + ((0) + (c8) * 8)];
-          if ((unsigned)(((int)blockIdx.y * 64) + r7) < (unsigned)d_N && (unsigned)((0) + (c8) * 8) < (unsigned)d_K && (unsigned)(((int)blockIdx.y * 64) + r7) < (unsigned)d_N && (unsigned)((0) + ((c8) * 8 + 7)) < (unsigned)d_K && (reinterpret_cast<unsigned long long>(ph_src) & 15) == 0) {
-            ph_chunk = *reinterpret_cast<const uint4*>(ph_src);
+        #pragma unroll
+        for (int j4 = 0; j4 < 2; ++j4) {
+          const int e_ = tid + j4 * 128;
+          const int r_ = e_ / 4, c_ = (e_ % 4) * 8;
+          const __half* ph_src = &W[((((int)blockIdx.y * 64) + r_)) * d_K + (ph_kt + c_)];
+          __half* ph_dst = &r_b[ph_s * 2560 + (r_) * 40 + c_];
+          if ((unsigned)(((int)blockIdx.y * 64) + r_) < (unsigned)d_N && (unsigned)(ph_kt + c_) < (unsigned)d_K && (unsigned)(((int)blockIdx.y * 64) + r_) < (unsigned)d_N && (unsigned)(ph_kt + (c_ + 7)) < (unsigned)d_K && (reinterpret_cast<unsigned long long>(ph_src) & 15) == 0) {
+            ph_cp_async16(ph_dst, ph_src);
           } else {
-            __align__(16) __half ph_t[8];
             #pragma unroll
-            for (int ph_v = 0; ph_v < 8; ++ph_v) {
-              ph_t[ph_v] = ((unsigned)(((int)blockIdx.y * 64) + r7) < (unsigned)d_N && (unsigned)((0) + ((c8) * 8 + ph_v)) < (unsigned)d_K) ? ph_src[ph_v] : __float2half_rn(0.0f);
-            }
-            ph_chunk = *reinterpret_cast<const uint4*>(ph_t);
+            for (int ph_v = 0; ph_v < 8; ++ph_v)
+              ph_dst[ph_v] = ((unsigned)(((int)blockIdx.y * 64) + r_) < (unsigned)d_N && (unsigned)(ph_kt + (c_ + ph_v)) < (unsigned)d_K) ? ph_src[ph_v] : __float2half_rn(0.0f);
           }
         }
-        *reinterpret_cast<uint4*>(&r_b[0 * 2560 + (r7) * 40 + (c8) * 8]) = ph_chunk;
       }
+      ph_cp_async_commit();
     }
-    __syncthreads();
+    int ph_stage = 0;
     for (int r_kt = 0; r_kt < d_K; r_kt += 32) {
-      const int ph_next = r_kt + 32;
-      const bool ph_more = ph_next < d_K;
-      uint4 pf9[2];
-      if (ph_more) {
-        #pragma unroll
-        for (int j10 = 0; j10 < 2; ++j10) {
-          const int e11 = tid + j10 * 128;
-          const int r_ = e11 / 4, c_ = (e11 % 4) * 8;
-          if (e11 < 256)
-          {
-            const __half* ph_src = &X[((((int)blockIdx.x * 64) + r_)) * d_K + (ph_next + c_)];
-            if ((unsigned)(((int)blockIdx.x * 64) + r_) < (unsigned)d_M && (unsigned)(ph_next + c_) < (unsigned)d_K && (unsigned)(((int)blockIdx.x * 64) + r_) < (unsigned)d_M && (unsigned)(ph_next + (c_ + 7)) < (unsigned)d_K && (reinterpret_cast<unsigned long long>(ph_src) & 15) == 0) {
-              pf9[j10] = *reinterpret_cast<const uint4*>(ph_src);
+      ph_cp_async_wait<2>();
+      __syncthreads();
+      {
+        const int ph_kt = r_kt + 3 * 32;
+        const int ph_w = (ph_stage + 3) % 4;
+        if (ph_kt < d_K) {
+          #pragma unroll
+          for (int j5 = 0; j5 < 2; ++j5) {
+            const int e_ = tid + j5 * 128;
+            const int r_ = e_ / 4, c_ = (e_ % 4) * 8;
+            const __half* ph_src = &X[((((int)blockIdx.x * 64) + r_)) * d_K + (ph_kt + c_)];
+            __half* ph_dst = &r_a[ph_w * 2560 + (r_) * 40 + c_];
+            if ((unsigned)(((int)blockIdx.x * 64) + r_) < (unsigned)d_M && (unsigned)(ph_kt + c_) < (unsigned)d_K && (unsigned)(((int)blockIdx.x * 64) + r_) < (unsigned)d_M && (unsigned)(ph_kt + (c_ + 7)) < (unsigned)d_K && (reinterpret_cast<unsigned long long>(ph_src) & 15) == 0) {
+              ph_cp_async16(ph_dst, ph_src);
             } else {
-              __align__(16) __half ph_t[8];
               #pragma unroll
-              for (int ph_v = 0; ph_v < 8; ++ph_v) {
-                ph_t[ph_v] = ((unsigned)(((int)blockIdx.x * 64) + r_) < (unsigned)d_M && (unsigned)(ph_next + (c_ + ph_v)) < (unsigned)d_K) ? ph_src[ph_v] : __float2half_rn(0.0f);
-              }
-              pf9[j10] = *reinterpret_cast<const uint4*>(ph_t);
+              for (int ph_v = 0; ph_v < 8; ++ph_v)
+                ph_dst[ph_v] = ((unsigned)(((int)blockIdx.x * 64) + r_) < (unsigned)d_M && (unsigned)(ph_kt + (c_ + ph_v)) < (unsigned)d_K) ? ph_src[ph_v] : __float2half_rn(0.0f);
+            }
+          }
+          #pragma unroll
+          for (int j6 = 0; j6 < 2; ++j6) {
+            const int e_ = tid + j6 * 128;
+            const int r_ = e_ / 4, c_ = (e_ % 4) * 8;
+            const __half* ph_src = &W[((((int)blockIdx.y * 64) + r_)) * d_K + (ph_kt + c_)];
+            __half* ph_dst = &r_b[ph_w * 2560 + (r_) * 40 + c_];
+            if ((unsigned)(((int)blockIdx.y * 64) + r_) < (unsigned)d_N && (unsigned)(ph_kt + c_) < (unsigned)d_K && (unsigned)(((int)blockIdx.y * 64) + r_) < (unsigned)d_N && (unsigned)(ph_kt + (c_ + 7)) < (unsigned)d_K && (reinterpret_cast<unsigned long long>(ph_src) & 15) == 0) {
+              ph_cp_async16(ph_dst, ph_src);
+            } else {
+              #pragma unroll
+              for (int ph_v = 0; ph_v < 8; ++ph_v)
+                ph_dst[ph_v] = ((unsigned)(((int)blockIdx.y * 64) + r_) < (unsigned)d_N && (unsigned)(ph_kt + (c_ + ph_v)) < (unsigned)d_K) ? ph_src[ph_v] : __float2half_rn(0.0f);
             }
           }
         }
-      }
-      uint4 pf12[2];
-      if (ph_more) {
-        #pragma unroll
-        for (int j13 = 0; j13 < 2; ++j13) {
-          const int e14 = tid + j13 * 128;
-          const int r_ = e14 / 4, c_ = (e14 % 4) * 8;
-          if (e14 < 256)
-          {
-            const __half* ph_src = &W[((((int)blockIdx.y * 64) + r_)) * d_K + (ph_next + c_)];
-            if ((unsigned)(((int)blockIdx.y * 64) + r_) < (unsigned)d_N && (unsigned)(ph_next + c_) < (unsigned)d_K && (unsigned)(((int)blockIdx.y * 64) + r_) < (unsigned)d_N && (unsigned)(ph_next + (c_ + 7)) < (unsigned)d_K && (reinterpret_cast<unsigned long long>(ph_src) & 15) == 0) {
-              pf12[j13] = *reinterpret_cast<const uint4*>(ph_src);
-            } else {
-              __align__(16) __half ph_t[8];
-              #pragma unroll
-              for (int ph_v = 0; ph_v < 8; ++ph_v) {
-                ph_t[ph_v] = ((unsigned)(((int)blockIdx.y * 64) + r_) < (unsigned)d_N && (unsigned)(ph_next + (c_ + ph_v)) < (unsigned)d_K) ? ph_src[ph_v] : __float2half_rn(0.0f);
-              }
-              pf12[j13] = *reinterpret_cast<const uint4*>(ph_t);
-            }
-          }
-        }
+        ph_cp_async_commit();
       }
       #pragma unroll
-      for (int kk15 = 0; kk15 < 32; kk15 += 16) {
+      for (int kk7 = 0; kk7 < 32; kk7 += 16) {
         const int lane = tid % 32;
         tc::tile::FragA16x16 fa[2];
         tc::tile::FragB16x8 fb[4];
         #pragma unroll
         for (int mi = 0; mi < 2; ++mi)
-          tc::tile::ldmatrix_x4(fa[mi].r, &(r_a + ph_stage * 2560)[((tid / 32 / 2) * 32 + mi * 16 + ph_lda_row(lane)) * 40 + kk15 + ph_lda_col(lane)]);
+          tc::tile::ldmatrix_x4(fa[mi].r, &(r_a + ph_stage * 2560)[((tid / 32 / 2) * 32 + mi * 16 + ph_lda_row(lane)) * 40 + kk7 + ph_lda_col(lane)]);
         #pragma unroll
         for (int nj = 0; nj + 1 < 4; nj += 2) {
           tc::tile::u32 t4[4];
-          tc::tile::ldmatrix_x4(t4, &(r_b + ph_stage * 2560)[((tid / 32 % 2) * 32 + nj * 8 + ph_ldbt_row(lane)) * 40 + kk15 + ph_ldbt_col(lane)]);
+          tc::tile::ldmatrix_x4(t4, &(r_b + ph_stage * 2560)[((tid / 32 % 2) * 32 + nj * 8 + ph_ldbt_row(lane)) * 40 + kk7 + ph_ldbt_col(lane)]);
           fb[nj].r[0] = t4[0]; fb[nj].r[1] = t4[1]; fb[nj + 1].r[0] = t4[2]; fb[nj + 1].r[1] = t4[3];
         }
         #pragma unroll
@@ -176,38 +172,24 @@ extern "C" __global__ void __launch_bounds__(128) phobos_linear_gelu_BM64_BN64_B
           r_acc[(mi * 4 + nj) * 4 + 0] = fc.r[0]; r_acc[(mi * 4 + nj) * 4 + 1] = fc.r[1]; r_acc[(mi * 4 + nj) * 4 + 2] = fc.r[2]; r_acc[(mi * 4 + nj) * 4 + 3] = fc.r[3];
         }
       }
-      if (ph_more) {
-        #pragma unroll
-        for (int j = 0; j < 2; ++j) {
-          const int e_ = tid + j * 128, r_ = e_ / 4, c_ = (e_ % 4) * 8;
-          (void)r_;
-          if (e_ < 256) *reinterpret_cast<uint4*>(&r_a[(ph_stage ^ 1) * 2560 + (r_) * 40 + c_]) = pf9[j];
-        }
-        #pragma unroll
-        for (int j = 0; j < 2; ++j) {
-          const int e_ = tid + j * 128, r_ = e_ / 4, c_ = (e_ % 4) * 8;
-          (void)r_;
-          if (e_ < 256) *reinterpret_cast<uint4*>(&r_b[(ph_stage ^ 1) * 2560 + (r_) * 40 + c_]) = pf12[j];
-        }
-      }
-      __syncthreads();
-      ph_stage ^= 1;
+      ph_stage = (ph_stage + 1) % 4;
     }
+    ph_cp_async_wait<0>();
   }
   __syncthreads();
-  for (int e16 = tid; e16 < 64; e16 += 128) {
-    const int r17 = e16 / 64, c18 = e16 % 64;
-    (void)r17;
-    (void)c18;
-    r_b_1[e16] = (float)((float)(((unsigned)(((int)blockIdx.y * 64) + c18) < (unsigned)d_N ? ph_ld(bias[(((int)blockIdx.y * 64) + c18)]) : 0.0f)));
+  for (int e8 = tid; e8 < 64; e8 += 128) {
+    const int r9 = e8 / 64, c10 = e8 % 64;
+    (void)r9;
+    (void)c10;
+    r_b_1[e8] = (float)((float)(((unsigned)(((int)blockIdx.y * 64) + c10) < (unsigned)d_N ? ph_ld(bias[(((int)blockIdx.y * 64) + c10)]) : 0.0f)));
   }
   __syncthreads();
   #pragma unroll
-  for (int i19 = 0; i19 < 32; ++i19) {
-    const int r20 = (tid / 32 / 2) * 32 + (i19 / 16) * 16 + ph_c_row(tid % 32, i19 % 4);
-    const int c21 = (tid / 32 % 2) * 32 + ((i19 / 4) % 4) * 8 + ph_c_col(tid % 32, i19 % 4);
-    (void)r20;
-    (void)c21;
-    if ((unsigned)(((int)blockIdx.x * 64) + r20) < (unsigned)d_M && (unsigned)(((int)blockIdx.y * 64) + c21) < (unsigned)d_N) ph_st(&Y[((((int)blockIdx.x * 64) + r20)) * d_N + (((int)blockIdx.y * 64) + c21)], ph_gelu((r_acc[i19] + ph_ld((r_b_1)[c21]))));
+  for (int i11 = 0; i11 < 32; ++i11) {
+    const int r12 = (tid / 32 / 2) * 32 + (i11 / 16) * 16 + ph_c_row(tid % 32, i11 % 4);
+    const int c13 = (tid / 32 % 2) * 32 + ((i11 / 4) % 4) * 8 + ph_c_col(tid % 32, i11 % 4);
+    (void)r12;
+    (void)c13;
+    if ((unsigned)(((int)blockIdx.x * 64) + r12) < (unsigned)d_M && (unsigned)(((int)blockIdx.y * 64) + c13) < (unsigned)d_N) ph_st(&Y[((((int)blockIdx.x * 64) + r12)) * d_N + (((int)blockIdx.y * 64) + c13)], ph_gelu((r_acc[i11] + ph_ld((r_b_1)[c13]))));
   }
 }

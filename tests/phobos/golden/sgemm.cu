@@ -33,6 +33,19 @@ static __device__ __forceinline__ float ph_gelu(float x) {
   // tanh form (spec §3)
   return 0.5f * x * (1.0f + tanhf(0.7978845608028654f * (x + 0.044715f * x * x * x)));
 }
+// cp.async (sm_80+): 16 bytes global -> shared, bypassing L1; groups committed and awaited
+// by count (PTX ISA "cp.async"). Not in the shared tile library (which has the bulk forms).
+static __device__ __forceinline__ void ph_cp_async16(void* smem, const void* gmem) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;"
+               :: "r"(tc::tile::smem_addr(smem)), "l"(gmem) : "memory");
+}
+static __device__ __forceinline__ void ph_cp_async_commit() {
+  asm volatile("cp.async.commit_group;" ::: "memory");
+}
+template <int N>
+static __device__ __forceinline__ void ph_cp_async_wait() {
+  asm volatile("cp.async.wait_group %0;" :: "n"(N) : "memory");
+}
 // ldmatrix with .trans (the B operand of dot, stored [k][n]): the shared tile library has only
 // the non-transposed forms, so these two live here (PTX ISA "ldmatrix").
 static __device__ __forceinline__ void ph_ldmatrix_x4_trans(tc::tile::u32 (&r)[4], const void* p) {
@@ -44,13 +57,13 @@ static __device__ __forceinline__ void ph_ldmatrix_x2_trans(tc::tile::u32 (&r)[2
                : "=r"(r[0]), "=r"(r[1]) : "r"(tc::tile::smem_addr(p)));
 }
 
-// sgemm: 256 threads, 2048 bytes of shared memory
+// sgemm: 256 threads, 4096 bytes of shared memory
 extern "C" __global__ void __launch_bounds__(256) phobos_sgemm_TILE_M32_TILE_N32_TILE_K4_T256(float* __restrict__ A, float* __restrict__ B, float* __restrict__ C, float alpha, float beta, int d_M, int d_K, int d_N) {
   const int tid = (int)threadIdx.x;
   (void)tid;
   extern __shared__ __align__(16) unsigned char ph_smem[];
-  float* r_a = reinterpret_cast<float*>(ph_smem + 0);  // tile<f32>[32, 4] x 2 stages
-  float* r_b = reinterpret_cast<float*>(ph_smem + 1024);  // tile<f32>[4, 32] x 2 stages
+  float* r_a = reinterpret_cast<float*>(ph_smem + 0);  // tile<f32>[32, 4] x 4 stages
+  float* r_b = reinterpret_cast<float*>(ph_smem + 2048);  // tile<f32>[4, 32] x 4 stages
   float r_acc[4];
   float r_c_old[4];
   #pragma unroll
@@ -62,141 +75,114 @@ extern "C" __global__ void __launch_bounds__(256) phobos_sgemm_TILE_M32_TILE_N32
     r_acc[i0] = 0.0f;
   }
   {
-    int ph_stage = 0;
-    if (0 < d_K) {
-      for (int e3 = tid; e3 < 32; e3 += 256) {
-        const int r4 = e3 / 1, c5 = e3 % 1;
-        (void)r4;
-        (void)c5;
-        uint4 ph_chunk;
-        {
-          const float* ph_src = &A[((((int)blockIdx.x * 32) + r4)) * d_K + ((0) + (c5) * 4)];
+    #pragma unroll
+    for (int ph_s = 0; ph_s < 3; ++ph_s) {
+      const int ph_kt = 0 + ph_s * 4;
+      if (ph_kt < d_K) {
+        #pragma unroll
+        for (int j3 = 0; j3 < 1; ++j3) {
+          const int e_ = tid + j3 * 256;
+          if (e_ >= 32) break;
+          const int r_ = e_ / 1, c_ = (e_ % 1) * 4;
+          const float* ph_src = &A[((((int)blockIdx.x * 32) + r_)) * d_K + (ph_kt + c_)];
+          float* ph_dst = &r_a[ph_s * 128 + (r_) * 4 + c_];
           if ((reinterpret_cast<unsigned long long>(ph_src) & 15) == 0) {
-            ph_chunk = *reinterpret_cast<const uint4*>(ph_src);
+            ph_cp_async16(ph_dst, ph_src);
           } else {
-            __align__(16) float ph_t[4];
             #pragma unroll
-            for (int ph_v = 0; ph_v < 4; ++ph_v) {
-              ph_t[ph_v] = ph_src[ph_v];
-            }
-            ph_chunk = *reinterpret_cast<const uint4*>(ph_t);
+            for (int ph_v = 0; ph_v < 4; ++ph_v)
+              ph_dst[ph_v] = ph_src[ph_v];
           }
         }
-        *reinterpret_cast<uint4*>(&r_a[0 * 128 + (r4) * 4 + (c5) * 4]) = ph_chunk;
-      }
-      for (int e6 = tid; e6 < 32; e6 += 256) {
-        const int r7 = e6 / 8, c8 = e6 % 8;
-        (void)r7;
-        (void)c8;
-        uint4 ph_chunk;
-        {
-          const float* ph_src = &B[(((0) + r7)) * d_N + (((int)blockIdx.y * 32) + (c8) * 4)];
+        #pragma unroll
+        for (int j4 = 0; j4 < 1; ++j4) {
+          const int e_ = tid + j4 * 256;
+          if (e_ >= 32) break;
+          const int r_ = e_ / 8, c_ = (e_ % 8) * 4;
+          const float* ph_src = &B[((ph_kt + r_)) * d_N + (((int)blockIdx.y * 32) + c_)];
+          float* ph_dst = &r_b[ph_s * 128 + (r_) * 32 + c_];
           if ((reinterpret_cast<unsigned long long>(ph_src) & 15) == 0) {
-            ph_chunk = *reinterpret_cast<const uint4*>(ph_src);
+            ph_cp_async16(ph_dst, ph_src);
           } else {
-            __align__(16) float ph_t[4];
             #pragma unroll
-            for (int ph_v = 0; ph_v < 4; ++ph_v) {
-              ph_t[ph_v] = ph_src[ph_v];
-            }
-            ph_chunk = *reinterpret_cast<const uint4*>(ph_t);
+            for (int ph_v = 0; ph_v < 4; ++ph_v)
+              ph_dst[ph_v] = ph_src[ph_v];
           }
         }
-        *reinterpret_cast<uint4*>(&r_b[0 * 128 + (r7) * 32 + (c8) * 4]) = ph_chunk;
       }
+      ph_cp_async_commit();
     }
-    __syncthreads();
+    int ph_stage = 0;
     for (int r_kt = 0; r_kt < d_K; r_kt += 4) {
-      const int ph_next = r_kt + 4;
-      const bool ph_more = ph_next < d_K;
-      uint4 pf9[1];
-      if (ph_more) {
-        #pragma unroll
-        for (int j10 = 0; j10 < 1; ++j10) {
-          const int e11 = tid + j10 * 256;
-          const int r_ = e11 / 1, c_ = (e11 % 1) * 4;
-          if (e11 < 32)
-          {
-            const float* ph_src = &A[((((int)blockIdx.x * 32) + r_)) * d_K + (ph_next + c_)];
+      ph_cp_async_wait<2>();
+      __syncthreads();
+      {
+        const int ph_kt = r_kt + 3 * 4;
+        const int ph_w = (ph_stage + 3) % 4;
+        if (ph_kt < d_K) {
+          #pragma unroll
+          for (int j5 = 0; j5 < 1; ++j5) {
+            const int e_ = tid + j5 * 256;
+            if (e_ >= 32) break;
+            const int r_ = e_ / 1, c_ = (e_ % 1) * 4;
+            const float* ph_src = &A[((((int)blockIdx.x * 32) + r_)) * d_K + (ph_kt + c_)];
+            float* ph_dst = &r_a[ph_w * 128 + (r_) * 4 + c_];
             if ((reinterpret_cast<unsigned long long>(ph_src) & 15) == 0) {
-              pf9[j10] = *reinterpret_cast<const uint4*>(ph_src);
+              ph_cp_async16(ph_dst, ph_src);
             } else {
-              __align__(16) float ph_t[4];
               #pragma unroll
-              for (int ph_v = 0; ph_v < 4; ++ph_v) {
-                ph_t[ph_v] = ph_src[ph_v];
-              }
-              pf9[j10] = *reinterpret_cast<const uint4*>(ph_t);
+              for (int ph_v = 0; ph_v < 4; ++ph_v)
+                ph_dst[ph_v] = ph_src[ph_v];
+            }
+          }
+          #pragma unroll
+          for (int j6 = 0; j6 < 1; ++j6) {
+            const int e_ = tid + j6 * 256;
+            if (e_ >= 32) break;
+            const int r_ = e_ / 8, c_ = (e_ % 8) * 4;
+            const float* ph_src = &B[((ph_kt + r_)) * d_N + (((int)blockIdx.y * 32) + c_)];
+            float* ph_dst = &r_b[ph_w * 128 + (r_) * 32 + c_];
+            if ((reinterpret_cast<unsigned long long>(ph_src) & 15) == 0) {
+              ph_cp_async16(ph_dst, ph_src);
+            } else {
+              #pragma unroll
+              for (int ph_v = 0; ph_v < 4; ++ph_v)
+                ph_dst[ph_v] = ph_src[ph_v];
             }
           }
         }
-      }
-      uint4 pf12[1];
-      if (ph_more) {
-        #pragma unroll
-        for (int j13 = 0; j13 < 1; ++j13) {
-          const int e14 = tid + j13 * 256;
-          const int r_ = e14 / 8, c_ = (e14 % 8) * 4;
-          if (e14 < 32)
-          {
-            const float* ph_src = &B[((ph_next + r_)) * d_N + (((int)blockIdx.y * 32) + c_)];
-            if ((reinterpret_cast<unsigned long long>(ph_src) & 15) == 0) {
-              pf12[j13] = *reinterpret_cast<const uint4*>(ph_src);
-            } else {
-              __align__(16) float ph_t[4];
-              #pragma unroll
-              for (int ph_v = 0; ph_v < 4; ++ph_v) {
-                ph_t[ph_v] = ph_src[ph_v];
-              }
-              pf12[j13] = *reinterpret_cast<const uint4*>(ph_t);
-            }
-          }
-        }
+        ph_cp_async_commit();
       }
       #pragma unroll 4
-      for (int q15 = 0; q15 < 4; ++q15) {
+      for (int q7 = 0; q7 < 4; ++q7) {
         float av[2], bv[2];
         #pragma unroll
-        for (int ii = 0; ii < 2; ++ii) av[ii] = ph_ld((r_a + ph_stage * 128)[(tid / 16 + ii * 16) * 4 + q15]);
+        for (int ii = 0; ii < 2; ++ii) av[ii] = ph_ld((r_a + ph_stage * 128)[(tid / 16 + ii * 16) * 4 + q7]);
         #pragma unroll
-        for (int jj = 0; jj < 2; ++jj) bv[jj] = ph_ld((r_b + ph_stage * 128)[(q15) * 32 + tid % 16 + jj * 16]);
+        for (int jj = 0; jj < 2; ++jj) bv[jj] = ph_ld((r_b + ph_stage * 128)[(q7) * 32 + tid % 16 + jj * 16]);
         #pragma unroll
         for (int ii = 0; ii < 2; ++ii)
         #pragma unroll
           for (int jj = 0; jj < 2; ++jj) r_acc[ii * 2 + jj] += av[ii] * bv[jj];
       }
-      if (ph_more) {
-        #pragma unroll
-        for (int j = 0; j < 1; ++j) {
-          const int e_ = tid + j * 256, r_ = e_ / 1, c_ = (e_ % 1) * 4;
-          (void)r_;
-          if (e_ < 32) *reinterpret_cast<uint4*>(&r_a[(ph_stage ^ 1) * 128 + (r_) * 4 + c_]) = pf9[j];
-        }
-        #pragma unroll
-        for (int j = 0; j < 1; ++j) {
-          const int e_ = tid + j * 256, r_ = e_ / 8, c_ = (e_ % 8) * 4;
-          (void)r_;
-          if (e_ < 32) *reinterpret_cast<uint4*>(&r_b[(ph_stage ^ 1) * 128 + (r_) * 32 + c_]) = pf12[j];
-        }
-      }
-      __syncthreads();
-      ph_stage ^= 1;
+      ph_stage = (ph_stage + 1) % 4;
     }
+    ph_cp_async_wait<0>();
   }
   #pragma unroll
-  for (int i16 = 0; i16 < 4; ++i16) {
-    const int r17 = tid / 16 + (i16 / 2) * 16;
-    const int c18 = tid % 16 + (i16 % 2) * 16;
-    (void)r17;
-    (void)c18;
-    r_c_old[i16] = ph_ld(C[((((int)blockIdx.x * 32) + r17)) * d_N + (((int)blockIdx.y * 32) + c18)]);
+  for (int i8 = 0; i8 < 4; ++i8) {
+    const int r9 = tid / 16 + (i8 / 2) * 16;
+    const int c10 = tid % 16 + (i8 % 2) * 16;
+    (void)r9;
+    (void)c10;
+    r_c_old[i8] = ph_ld(C[((((int)blockIdx.x * 32) + r9)) * d_N + (((int)blockIdx.y * 32) + c10)]);
   }
   #pragma unroll
-  for (int i19 = 0; i19 < 4; ++i19) {
-    const int r20 = tid / 16 + (i19 / 2) * 16;
-    const int c21 = tid % 16 + (i19 % 2) * 16;
-    (void)r20;
-    (void)c21;
-    ph_st(&C[((((int)blockIdx.x * 32) + r20)) * d_N + (((int)blockIdx.y * 32) + c21)], ((alpha * r_acc[i19]) + (beta * r_c_old[i19])));
+  for (int i11 = 0; i11 < 4; ++i11) {
+    const int r12 = tid / 16 + (i11 / 2) * 16;
+    const int c13 = tid % 16 + (i11 % 2) * 16;
+    (void)r12;
+    (void)c13;
+    ph_st(&C[((((int)blockIdx.x * 32) + r12)) * d_N + (((int)blockIdx.y * 32) + c13)], ((alpha * r_acc[i11]) + (beta * r_c_old[i11])));
   }
 }
