@@ -2,6 +2,10 @@
 
 #include <tc/tc.h>
 
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
+
 #include "core/env.h"
 
 namespace tc::cpu {
@@ -13,7 +17,9 @@ uint32_t detect() {
   __builtin_cpu_init();
   if (__builtin_cpu_supports("avx2")) f |= TC_CPU_AVX2;
   if (__builtin_cpu_supports("fma")) f |= TC_CPU_FMA;
-  if (__builtin_cpu_supports("f16c")) f |= TC_CPU_F16C;  // gcc >= 11
+  // clang 14 has no "f16c" for __builtin_cpu_supports: read CPUID leaf 1, ECX bit 29.
+  unsigned a = 0, b = 0, c = 0, d = 0;
+  if (__get_cpuid(1, &a, &b, &c, &d) && (c & (1u << 29))) f |= TC_CPU_F16C;
   if (__builtin_cpu_supports("avx512f")) f |= TC_CPU_AVX512F;
   if (__builtin_cpu_supports("avx512bw")) f |= TC_CPU_AVX512BW;
   if (__builtin_cpu_supports("avx512vnni")) f |= TC_CPU_AVX512VNNI;
