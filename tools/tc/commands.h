@@ -9,3 +9,4 @@ void tc_cli_add_bench(CLI::App& app);
 // Optional families (defined when their files are built; see tools/tc/CMakeLists.txt).
 void tc_cli_add_quant(CLI::App& app);
 void tc_cli_add_gguf(CLI::App& app);
+void tc_cli_add_bench_quant(CLI::App& app);  // adds under the existing `bench`

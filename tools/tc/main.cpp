@@ -15,6 +15,9 @@ int main(int argc, char** argv) {
 #ifdef TC_CLI_HAS_GGUF
   tc_cli_add_gguf(app);
 #endif
+#ifdef TC_CLI_HAS_BENCH_QUANT
+  tc_cli_add_bench_quant(app);  // `tc bench quant`, `tc bench decode`
+#endif
   CLI11_PARSE(app, argc, argv);
   return 0;
 }
