@@ -26,8 +26,9 @@ struct GemmDevice {
 struct GemmPlan {
   std::string name;  // e.g. gemm_wgmma_bf16_f32_nt_bm128_bn256_bk64_s4_aligned
   int bn = 256, stages = 4, splits = 1;
-  int bm = 128;  // wgmma tile rows: 128, or 64 for small M / few tiles (16-bit inputs)
-  int grid = 0;  // CTAs (persistent kernels: min(work units, SMs))
+  int bm = 128;     // wgmma tile rows: 128, or 64 for small M / few tiles (16-bit inputs)
+  int cluster = 1;  // wgmma: 2 = CTA pairs sharing B through TMA multicast (128 x 256 tile)
+  int grid = 0;     // CTAs (persistent kernels: min(work units, SMs))
   bool pack_a = false, pack_b = false;
   size_t workspace_bytes = 0;
 };
@@ -39,7 +40,8 @@ struct GemmPlan {
 // Knob: TC_USE_128_TILE=1 forces the 128x256 tile.
 // p.variant 0 = the built-in heuristic; 1..gemm_wgmma_variant_count() = fixed (BM, BN, split-K)
 // for the autotuner to time: 1..7 = BM 128 with (BN, split-K) {256,1} {128,1} {128,2} {128,4}
-// {128,8} {256,2} {256,4}; 8..10 = BM 64 with {128,1} {64,1} {64,2} (int8: BM 128 instead).
+// {128,8} {256,2} {256,4}; 8..10 = BM 64 with {128,1} {64,1} {64,2} (int8: BM 128 instead);
+// 11 = 128 x 256 in 2-CTA clusters with B multicast.
 // Knob TC_WGMMA_EPILOGUE=direct (read per launch) disables the TMA-store epilogue.
 bool plan_gemm_wgmma(const GemmProblem& p, const GemmDevice& dev, GemmPlan* plan, std::string& why);
 int gemm_wgmma_variant_count();

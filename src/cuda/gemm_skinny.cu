@@ -158,7 +158,7 @@ tc_status_t launch_gemm_skinny(const GemmProblem& p, const GemmPlan& plan) {
   auto kernel = d.a_dtype == TC_DTYPE_F16
                     ? (m16 ? gemm_skinny_kernel<f16, true> : gemm_skinny_kernel<f16, false>)
                     : (m16 ? gemm_skinny_kernel<bf16, true> : gemm_skinny_kernel<bf16, false>);
-  const cudaError_t e = launch_maybe_pdl(kernel, dim3(plan.grid), dim3(256), 0, stream, a);
+  const cudaError_t e = launch_maybe_pdl(kernel, dim3(plan.grid), dim3(256), 0, stream, 1, a);
   return e == cudaSuccess ? TC_SUCCESS : TC_ERROR_BACKEND_FAILURE;
 }
 

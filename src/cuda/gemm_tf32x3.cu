@@ -274,7 +274,7 @@ tc_status_t launch_gemm_tf32x3(const GemmProblem& p, const GemmPlan& plan, void*
     raised.fetch_or(bit, std::memory_order_acq_rel);
   }
   const cudaError_t e = launch_maybe_pdl(gemm_tf32x3_kernel, dim3(plan.grid), dim3(384),
-                                         Tf32Smem::total, stream, ma, mb, mc, args, i32(kp));
+                                         Tf32Smem::total, stream, 1, ma, mb, mc, args, i32(kp));
   return e == cudaSuccess ? TC_SUCCESS : TC_ERROR_BACKEND_FAILURE;
 }
 

@@ -60,11 +60,12 @@ size_t packed_bytes(const GemmProblem& p, const Operand& o, size_t esz) {
 
 // Explicit (tile, split-K) choices the autotuner may time instead of the heuristic.
 struct WgmmaVariant {
-  int bm, bn, splits;
+  int bm, bn, splits, cluster;
 };
-constexpr WgmmaVariant kWgmmaVariants[] = {
-    {128, 256, 1}, {128, 128, 1}, {128, 128, 2}, {128, 128, 4}, {128, 128, 8},
-    {128, 256, 2}, {128, 256, 4}, {64, 128, 1},  {64, 64, 1},   {64, 64, 2}};
+constexpr WgmmaVariant kWgmmaVariants[] = {{128, 256, 1, 1}, {128, 128, 1, 1}, {128, 128, 2, 1},
+                                           {128, 128, 4, 1}, {128, 128, 8, 1}, {128, 256, 2, 1},
+                                           {128, 256, 4, 1}, {64, 128, 1, 1},  {64, 64, 1, 1},
+                                           {64, 64, 2, 1},   {128, 256, 1, 2}};
 
 // Tiles the heuristic weighs, with their measured or estimated time per output element of a
 // full tile relative to 128 x 256 (BN = 128 cost 1.4x per FLOP in the H200 sweep; the 64-row
@@ -93,10 +94,14 @@ template <class T>
 cudaError_t launch_typed(int ta, int tb, const GemmPlan& plan, const WgmmaMaps& maps,
                          const WgmmaArgs& args, cudaStream_t stream) {
   if (ta)
-    return tb ? launch_wgmma_tiles<T, 1, 1>(plan.bm, plan.bn, maps, args, plan.grid, stream)
-              : launch_wgmma_tiles<T, 1, 0>(plan.bm, plan.bn, maps, args, plan.grid, stream);
-  return tb ? launch_wgmma_tiles<T, 0, 1>(plan.bm, plan.bn, maps, args, plan.grid, stream)
-            : launch_wgmma_tiles<T, 0, 0>(plan.bm, plan.bn, maps, args, plan.grid, stream);
+    return tb ? launch_wgmma_tiles<T, 1, 1>(plan.bm, plan.bn, plan.cluster, maps, args, plan.grid,
+                                            stream)
+              : launch_wgmma_tiles<T, 1, 0>(plan.bm, plan.bn, plan.cluster, maps, args, plan.grid,
+                                            stream);
+  return tb ? launch_wgmma_tiles<T, 0, 1>(plan.bm, plan.bn, plan.cluster, maps, args, plan.grid,
+                                          stream)
+            : launch_wgmma_tiles<T, 0, 0>(plan.bm, plan.bn, plan.cluster, maps, args, plan.grid,
+                                          stream);
 }
 
 bool env_flag(const char* name) {
@@ -138,7 +143,7 @@ bool plan_gemm_wgmma(const GemmProblem& p, const GemmDevice& dev, GemmPlan* plan
 
   // Tile: estimated time = waves x tile area x per-element cost (kTiles); ties keep the larger
   // tile. Wider tiles read less per FLOP, smaller ones put more SMs to work on few tiles.
-  int bm = 128, bn = 256;
+  int bm = 128, bn = 256, cluster = 1;
   if (!env_flag("TC_USE_128_TILE")) {
     double best = 0;
     for (const TileCost& tc : kTiles) {
@@ -166,6 +171,7 @@ bool plan_gemm_wgmma(const GemmProblem& p, const GemmDevice& dev, GemmPlan* plan
     const WgmmaVariant& v = kWgmmaVariants[(p.variant - 1) % kWgmmaVariantCount];
     bm = s8 ? 128 : v.bm;
     bn = s8 && v.bm == 64 ? 128 : v.bn;
+    cluster = v.cluster;
     units = units_of(bm, bn);
     splits = std::min<int64_t>(v.splits, kb_total);
   }
@@ -175,12 +181,17 @@ bool plan_gemm_wgmma(const GemmProblem& p, const GemmDevice& dev, GemmPlan* plan
   }
 
   plan->bm = bm;
+  plan->cluster = cluster;
   plan->bn = bn;
   plan->stages = wgmma_stages(bm, bn);
   plan->splits = int(splits);
   plan->pack_a = a.pack;
   plan->pack_b = b.pack;
   plan->grid = int(std::min<int64_t>(units * splits, dev.sm_count));
+  if (cluster == 2) {  // pairs of vertically adjacent tiles, an even grid
+    const int64_t pairs = p.batch * splits * ceil_div(ceil_div(d.M, 128), 2) * ceil_div(d.N, bn);
+    plan->grid = 2 * int(std::min<int64_t>(pairs, dev.sm_count / 2));
+  }
   plan->workspace_bytes = packed_bytes(p, a, esz) + packed_bytes(p, b, esz) +
                           (splits > 1 ? size_t(p.batch) * splits * d.M * d.N * 4 : 0);
   const char* t = s8 ? "s8_s32" : (f16 ? "f16_f32" : "bf16_f32");
@@ -188,7 +199,8 @@ bool plan_gemm_wgmma(const GemmProblem& p, const GemmDevice& dev, GemmPlan* plan
                (d.transpose_b ? "t" : "n") + "_bm" + std::to_string(bm) + "_bn" +
                std::to_string(bn) + "_bk" + std::to_string(128 / esz) + "_s" +
                std::to_string(plan->stages) + (a.pack || b.pack ? "_packed" : "_aligned") +
-               (splits > 1 ? "_splitk" + std::to_string(splits) : "");
+               (splits > 1 ? "_splitk" + std::to_string(splits) : "") +
+               (cluster == 2 ? "_mcast2" : "");
   return true;
 }
 
@@ -225,7 +237,9 @@ tc_status_t launch_gemm_wgmma(const GemmProblem& p, const GemmPlan& plan, void* 
   for (int i = 0; i < 2; ++i) {
     const Operand& o = *ops[i];
     const bool batched = p.batch > 1 && o.stride != 0;
-    const uint32_t box_outer = o.mn_major ? 64 : (i == 0 ? plan.bm : plan.bn);
+    // K-major B in CTA pairs: each CTA loads (and multicasts) half of the tile's rows.
+    const uint32_t box_outer =
+        o.mn_major ? 64 : (i == 0 ? plan.bm : (plan.cluster == 2 ? plan.bn / 2 : plan.bn));
     const uint32_t box_inner = o.mn_major ? 64 : box_k;
     if (!tile::tma_encode_3d(map[i], base[i], uint32_t(esz), o.inner, o.outer,
                              batched ? p.batch : 1, o.ld * esz, batched ? o.stride * esz : 0,
@@ -267,7 +281,8 @@ tc_status_t launch_gemm_wgmma(const GemmProblem& p, const GemmPlan& plan, void* 
   cudaError_t e;
   const int ta = a.mn_major, tb = b.mn_major;
   if (s8)
-    e = launch_wgmma_tiles<tile::i8, 0, 0>(plan.bm, plan.bn, maps, args, plan.grid, stream);
+    e = launch_wgmma_tiles<tile::i8, 0, 0>(plan.bm, plan.bn, plan.cluster, maps, args, plan.grid,
+                                           stream);
   else if (d.a_dtype == TC_DTYPE_F16)
     e = launch_typed<tile::f16>(ta, tb, plan, maps, args, stream);
   else

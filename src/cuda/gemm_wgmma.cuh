@@ -39,7 +39,10 @@ __device__ __forceinline__ void wgmma_kstep(typename AccOf<T>::type (&d)[BN / 2]
 }
 
 // TA = 1: A is M-major (transpose_a); TB = 1: B is N-major (B stored K x N, !transpose_b).
-template <class T, int TA, int TB, int BM, int BN, int STAGES>
+// CL = 2: CTA pairs (cluster 2 x 1 x 1) on vertically adjacent tiles share B: each CTA loads
+// half of B's stage and multicasts it to both, so B crosses L2 -> SM once per pair. Each CTA's
+// empty barriers then count both CTAs' consumer warps (its multicast writes the peer's stage).
+template <class T, int TA, int TB, int BM, int BN, int STAGES, int CL>
 __global__ void __launch_bounds__(128 * (1 + BM / 64), 1)
     gemm_wgmma_kernel(const __grid_constant__ TmaMap map_a, const __grid_constant__ TmaMap map_b,
                       const __grid_constant__ TmaMap map_c, const WgmmaArgs args) {
@@ -53,18 +56,23 @@ __global__ void __launch_bounds__(128 * (1 + BM / 64), 1)
   mbarrier* empty = full + STAGES;
 
   const int wg = threadIdx.x / 128;
-  const i32 units = args.batch * args.splits * args.tiles_m * args.tiles_n;
+  const i32 units = unit_count<CL>(args);
+  const i32 rank = CL == 2 ? i32(cluster_ctarank()) : 0;
+  const i32 first_unit = blockIdx.x / CL, unit_step = gridDim.x / CL;
   if (threadIdx.x == 0) {
     tma_prefetch_map(&map_a);
     tma_prefetch_map(&map_b);
     if (args.tma_store) tma_prefetch_map(&map_c);
     for (int s = 0; s < STAGES; ++s) {
       mbar_init(&full[s], 1);
-      mbar_init(&empty[s], 4 * S::consumers);  // lane 0 of each consumer warp
+      mbar_init(&empty[s], 4 * S::consumers * CL);  // lane 0 of each consumer warp
     }
     mbar_fence_init();
   }
-  __syncthreads();
+  if constexpr (CL == 2)
+    cluster_sync();  // the peer's barriers exist before any multicast or remote arrive
+  else
+    __syncthreads();
   // PDL: the prologue above overlapped the previous kernel's tail; inputs and C are touched
   // only after it has completed. The next kernel may then start its own prologue.
   grid_dep_wait();
@@ -76,8 +84,8 @@ __global__ void __launch_bounds__(128 * (1 + BM / 64), 1)
     if (threadIdx.x == 0) {
       int stage = 0;
       u32 phase = 0;
-      for (i32 t = blockIdx.x; t < units; t += gridDim.x) {
-        WorkUnit u = decode_unit<BM>(args, t);
+      for (i32 t = first_unit; t < units; t += unit_step) {
+        WorkUnit u = decode_unit<BM, CL>(args, t, rank);
         const i32 n0 = u.n0 * BN;
         const i32 ba = args.a_bcast ? 0 : u.b, bb = args.b_bcast ? 0 : u.b;
         for (i32 kb = u.kb0; kb < u.kb1; ++kb) {
@@ -93,7 +101,17 @@ __global__ void __launch_bounds__(128 * (1 + BM / 64), 1)
           } else {
             tma_load_3d(sa, &map_a, &full[stage], k0, u.m0, ba);
           }
-          if (TB) {
+          if constexpr (CL == 2) {  // this CTA's half of B, to both CTAs
+            if (TB) {
+#pragma unroll
+              for (int j = rank * BN / 128; j < (rank + 1) * BN / 128; ++j)
+                tma_load_3d_multicast(sb + 8192 * j, &map_b, &full[stage], n0 + 64 * j, k0, bb,
+                                      u16(3));
+            } else {  // the host's B box is BN / 2 rows here
+              tma_load_3d_multicast(sb + rank * (BN / 2) * 128, &map_b, &full[stage], k0,
+                                    n0 + rank * (BN / 2), bb, u16(3));
+            }
+          } else if (TB) {
 #pragma unroll
             for (int j = 0; j < BN / 64; ++j)
               tma_load_3d(sb + 8192 * j, &map_b, &full[stage], n0 + 64 * j, k0, bb);
@@ -114,8 +132,15 @@ __global__ void __launch_bounds__(128 * (1 + BM / 64), 1)
     int stage = 0;
     u32 phase = 0;
     Acc d[BN / 2];
-    for (i32 t = blockIdx.x; t < units; t += gridDim.x) {
-      WorkUnit u = decode_unit<BM>(args, t);
+    // Frees a stage in this CTA and, with CL = 2, in the peer (whose producer multicasts into
+    // this CTA's copy of the stage).
+    auto release = [&](int s) {
+      if (threadIdx.x % 32 != 0) return;
+      mbar_arrive(&empty[s]);
+      if constexpr (CL == 2) mbar_arrive_cluster(&empty[s], u32(rank ^ 1));
+    };
+    for (i32 t = first_unit; t < units; t += unit_step) {
+      WorkUnit u = decode_unit<BM, CL>(args, t, rank);
       u.n0 *= BN;
       int prev = -1;
       for (i32 kb = u.kb0; kb < u.kb1; ++kb) {
@@ -135,7 +160,7 @@ __global__ void __launch_bounds__(128 * (1 + BM / 64), 1)
         }
         wgmma_commit();
         wgmma_wait<1>();  // the previous stage's batch has finished reading its buffers
-        if (prev >= 0 && threadIdx.x % 32 == 0) mbar_arrive(&empty[prev]);
+        if (prev >= 0) release(prev);
         prev = stage;
         if (++stage == STAGES) {
           stage = 0;
@@ -143,7 +168,7 @@ __global__ void __launch_bounds__(128 * (1 + BM / 64), 1)
         }
       }
       wgmma_wait<0>();
-      if (prev >= 0 && threadIdx.x % 32 == 0) mbar_arrive(&empty[prev]);
+      if (prev >= 0) release(prev);
       const i32 row_base = u.m0 + 64 * cw;
       if (args.partial) {
         store_partial<BN>(args, d, u, row_base);
@@ -183,6 +208,8 @@ __global__ void __launch_bounds__(128 * (1 + BM / 64), 1)
     // buffer; the full wait costs only the last tile's store latency).
     if (args.tma_store && threadIdx.x % 128 == 0) bulk_wait<0>();
   }
+  // No CTA may exit while its peer can still multicast into it or arrive on its barriers.
+  if constexpr (CL == 2) cluster_sync();
 #endif
 }
 

@@ -45,18 +45,30 @@ struct WorkUnit {
   i32 b, s, m0, n0, kb0, kb1;
 };
 
-template <int BM>
-__device__ __forceinline__ WorkUnit decode_unit(const WgmmaArgs& a, i32 t) {
-  const i32 per = a.tiles_m * a.tiles_n;
+// Rows of units: with CL = 2 (CTA pairs), a unit is two vertically adjacent tiles and `rank`
+// (the CTA's rank in its cluster) picks one; a pair may stick out below M (masked rows).
+template <int CL>
+__device__ __forceinline__ i32 unit_rows(const WgmmaArgs& a) {
+  return (a.tiles_m + CL - 1) / CL;
+}
+template <int CL>
+__device__ __forceinline__ i32 unit_count(const WgmmaArgs& a) {
+  return a.batch * a.splits * unit_rows<CL>(a) * a.tiles_n;
+}
+
+template <int BM, int CL = 1>
+__device__ __forceinline__ WorkUnit decode_unit(const WgmmaArgs& a, i32 t, i32 rank = 0) {
+  const i32 tm = unit_rows<CL>(a);
+  const i32 per = tm * a.tiles_n;
   const i32 bs = t / per, r = t % per;
   const i32 group = kWgmmaGroupM * a.tiles_n;
   const i32 first_m = (r / group) * kWgmmaGroupM;
-  const i32 gm = min(a.tiles_m - first_m, kWgmmaGroupM);
+  const i32 gm = min(tm - first_m, kWgmmaGroupM);
   const i32 in = r % group;
   WorkUnit u;
   u.b = bs / a.splits;
   u.s = bs % a.splits;
-  u.m0 = (first_m + in % gm) * BM;
+  u.m0 = ((first_m + in % gm) * CL + rank) * BM;
   u.n0 = (in / gm);  // scaled by BN by the caller
   u.kb0 = u.s * a.kb_per_split;
   u.kb1 = min(a.kb_total, u.kb0 + a.kb_per_split);

@@ -4,7 +4,7 @@
 
 namespace tc::cuda {
 
-template cudaError_t launch_wgmma_tiles<f16, 1, 0>(int, int, const WgmmaMaps&, const WgmmaArgs&,
-                                                   int, cudaStream_t);
+template cudaError_t launch_wgmma_tiles<f16, 1, 0>(int, int, int, const WgmmaMaps&,
+                                                   const WgmmaArgs&, int, cudaStream_t);
 
 }  // namespace tc::cuda

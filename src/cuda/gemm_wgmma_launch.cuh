@@ -15,12 +15,12 @@ struct WgmmaMaps {
   TmaMap a, b, c;
 };
 
-// Launches gemm_wgmma_kernel<T, TA, TB, bm, bn, stages> for a (bm, bn) the planner chose:
-// (128, 256), (128, 128), and for 16-bit T also (64, 128), (64, 64). Defined in
-// gemm_wgmma_instance.cuh and explicitly instantiated by the instance files.
+// Launches gemm_wgmma_kernel<T, TA, TB, bm, bn, stages, cluster> for a tile the planner chose:
+// (128, 256), (128, 128), for 16-bit T also (64, 128), (64, 64), and (128, 256) in CTA pairs
+// (cluster 2). Defined in gemm_wgmma_instance.cuh, instantiated by the instance files.
 template <class T, int TA, int TB>
-cudaError_t launch_wgmma_tiles(int bm, int bn, const WgmmaMaps& maps, const WgmmaArgs& args,
-                               int grid, cudaStream_t stream);
+cudaError_t launch_wgmma_tiles(int bm, int bn, int cluster, const WgmmaMaps& maps,
+                               const WgmmaArgs& args, int grid, cudaStream_t stream);
 
 // Pipeline depth per tile: as many stages as fit beside the epilogue buffers (WgmmaSmem):
 // 48 KB x 4 at 128 x 256, 32 KB x 6 at 128 x 128, 24 KB x 8 at 64 x 128, 16 KB x 12 at 64 x 64.

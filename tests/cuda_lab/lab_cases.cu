@@ -220,6 +220,33 @@ std::vector<Case> make_cases() {
   v.push_back(timed(gemm("tf32x3_nn_4096^3", T3, F32, F32, 4096, 4096, 4096, false, false)));
   v.push_back(timed(gemm("tf32x3_nt_4096^3", T3, F32, F32, 4096, 4096, 4096, false, true)));
   v.push_back(timed(gemm("tf32x3_nn_8192^3", T3, F32, F32, 8192, 8192, 8192, false, false)));
+  // --- last (a hang here loses nothing else): 2-CTA clusters with B multicast, variant 11 ----
+  for (int t = 0; t < 4; ++t) {
+    Case c = gemm(("mcast_bf16_bf16_" + std::string(tn[t]) + "_257x392x191").c_str(), W, BF, BF,
+                  257, 392, 191, t & 2, t & 1);
+    c.variant = 11;  // 3 M tiles: the second pair's lower tile lies past M
+    v.push_back(c);
+  }
+  {
+    Case c = gemm("mcast_f16_f32_nn_ab_300x600x200", W, F16, F32, 300, 600, 200, false, false, 1.5f,
+                  -0.5f);
+    c.variant = 11;
+    v.push_back(c);
+    c = gemm("mcast_s8_s32_nt_260x520x256", W, I8, I32, 260, 520, 256, false, true);
+    c.variant = 11;
+    v.push_back(c);
+  }
+  for (const char* n : {"mcast_bf16_nn_4096^3", "mcast_f16_nn_4096^3", "mcast_bf16_nt_4096^3",
+                        "mcast_bf16_nn_8192^3", "mcast_s8_nt_4096^3", "mcast_s8_nt_8192^3"}) {
+    const std::string name = n;
+    const bool s8 = name.find("s8") != std::string::npos;
+    const int sz = name.find("8192") != std::string::npos ? 8192 : 4096;
+    const tc_dtype_t in = s8 ? I8 : name.find("f16") == 6 ? F16 : BF;
+    Case c = timed(gemm(n, W, in, s8 ? I32 : in, sz, sz, sz, false,
+                        s8 || name.find("_nt_") != std::string::npos));
+    c.variant = 11;
+    v.push_back(c);
+  }
   return v;
 }
 

@@ -51,6 +51,33 @@ __device__ __forceinline__ void fence_proxy_async() {
   asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
 }
 
+// --- clusters (hopper.md section 4) ---------------------------------------------------------
+__device__ __forceinline__ u32 cluster_ctarank() {
+  u32 r;
+  asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
+  return r;
+}
+
+// Arrives on the barrier at the same shared-memory offset in cluster CTA `cta`. Default
+// semantics (release, CTA scope), as CUTLASS's ClusterBarrier::arrive: `.release.cluster`
+// compiled to a MEMBAR.ALL.GPU per call, and the consumer's wgmma reads are already complete.
+__device__ __forceinline__ void mbar_arrive_cluster(mbarrier* bar, u32 cta) {
+  asm volatile(
+      "{\n.reg .b32 ra;\n"
+      "mapa.shared::cluster.u32 ra, %0, %1;\n"
+      "mbarrier.arrive.shared::cluster.b64 _, [ra];\n}\n" ::"r"(smem_addr(bar)),
+      "r"(cta)
+      : "memory");
+}
+
+// Every thread of every CTA in the cluster: barrier with release/acquire at cluster scope.
+__device__ __forceinline__ void cluster_sync() {
+  asm volatile(
+      "barrier.cluster.arrive.release.aligned;\n"
+      "barrier.cluster.wait.acquire.aligned;" ::
+          : "memory");
+}
+
 // Named barrier `id` (1..15; 0 is __syncthreads) over `count` threads, a multiple of 32:
 // lets one warpgroup synchronise without stopping the others.
 __device__ __forceinline__ void named_barrier_sync(u32 id, u32 count) {

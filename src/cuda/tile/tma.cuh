@@ -28,6 +28,18 @@ __device__ __forceinline__ void tma_load_3d(void* dst, const TmaMap* map, mbarri
       : "memory");
 }
 
+// Like tma_load_3d, but the box lands at the same shared-memory offset in every CTA of the
+// cluster whose bit is set in `mask` (bit i = %cluster_ctarank i), completing bytes on each
+// CTA's barrier at `bar`'s offset.
+__device__ __forceinline__ void tma_load_3d_multicast(void* dst, const TmaMap* map, mbarrier* bar,
+                                                      i32 c0, i32 c1, i32 c2, u16 mask) {
+  asm volatile(
+      "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+      ".multicast::cluster [%0], [%1, {%3, %4, %5}], [%2], %6;" ::"r"(smem_addr(dst)),
+      "l"(map), "r"(smem_addr(bar)), "r"(c0), "r"(c1), "r"(c2), "h"(mask)
+      : "memory");
+}
+
 // Stores the box at element coordinates (c0, c1, c2) from `src` (same swizzle as the map).
 // Out-of-range box elements are not written. Completion is tracked per thread by bulk groups.
 __device__ __forceinline__ void tma_store_3d(const TmaMap* map, u32 src_smem, i32 c0, i32 c1,
