@@ -134,18 +134,33 @@ TEST_F(PhobosCudaNumerics, SgemmRaggedEveryCandidate) {
   EXPECT_GE(ran, 16);
 }
 
-void run_hgemm(const std::string& file, const std::string& name, Dims d, std::mt19937& g) {
+// hgemm-shaped kernels (A [M, K], B [K, N], C [M, N], f16): the first valid candidate, or
+// every valid candidate when `all`.
+void run_hgemm(const std::string& file, const std::string& name, Dims d, std::mt19937& g,
+               bool all = false) {
   auto [M, N, K] = d;
   auto k = phobos::compile(phobos_test::example(file), file).kernel(name);
   Tensor A(DType::F16, {M, K}, g, false), B(DType::F16, {K, N}, g, false),
       C(DType::F16, {M, N}, g, true);
-  phobos::LaunchOptions o;
-  o.target = phobos::Target::Cuda;
-  o.autotune = false;
-  k.launch({A.view(), B.view(), C.view()}, o);
-  phobos::cuda::synchronize();
-  EXPECT_LE(phobos_test::rms_scaled(C.download(), gemm64(A, B, M, N, K, false)), 5e-3)
-      << name << " " << M << "x" << N << "x" << K;
+  std::vector<double> ref = gemm64(A, B, M, N, K, false);
+  std::vector<phobos::Arg> args = {A.view(), B.view(), C.view()};
+  std::vector<std::map<std::string, int64_t>> ps = {{}};
+  if (all) ps = candidates(k, args);
+  EXPECT_FALSE(ps.empty());
+  for (auto& p : ps) {
+    std::fill(C.host.begin(), C.host.end(), NAN);
+    C.upload();
+    phobos::LaunchOptions o;
+    o.target = phobos::Target::Cuda;
+    o.autotune = false;
+    o.params = p;
+    k.launch(args, o);
+    phobos::cuda::synchronize();
+    std::string tag;
+    for (auto& [n, v] : p) tag += " " + n + "=" + std::to_string(v);
+    EXPECT_LE(phobos_test::rms_scaled(C.download(), ref), 5e-3)
+        << name << " " << M << "x" << N << "x" << K << tag;
+  }
 }
 
 TEST_F(PhobosCudaNumerics, HgemmAlignedAndRagged) {
@@ -154,6 +169,16 @@ TEST_F(PhobosCudaNumerics, HgemmAlignedAndRagged) {
   run_hgemm("ragged.ph", "hgemm_ragged", {97, 45, 53}, g);
   run_hgemm("ragged.ph", "hgemm_ragged", {64, 64, 32}, g);
   run_hgemm("ragged.ph", "hgemm_ragged", {3, 131, 257}, g);
+}
+
+// The kernels phobos_bench times (phobos/examples/bench.ph), every candidate.
+TEST_F(PhobosCudaNumerics, BenchKernelsEveryCandidate) {
+  int ran = 0;
+  run_sgemm("bench.ph", "sgemm_big", {256, 256, 64}, g, &ran);
+  EXPECT_GE(ran, 8);
+  run_hgemm("bench.ph", "hgemm_big", {512, 512, 256}, g, true);
+  run_hgemm("bench.ph", "hgemm_any", {250, 330, 170}, g, true);
+  run_hgemm("bench.ph", "hgemm_any", {64, 128, 32}, g, true);
 }
 
 // Y = gelu(X W^T + bias) in float64, and the GPU output of every candidate of `src`.

@@ -29,7 +29,12 @@ std::vector<Inst> instances() {
       {"linear_gelu.ph", "linear_gelu", {{"BM", 64}, {"BN", 64}, {"BK", 32}, {"T", 128}}},
       {"linear_gelu.ph", "linear_gelu", {{"BM", 128}, {"BN", 128}, {"BK", 32}, {"T", 256}}},
       {"ragged.ph", "sgemm_ragged", {{"TILE_M", 64}, {"TILE_N", 64}, {"TILE_K", 16}, {"T", 128}}},
-      {"ragged.ph", "hgemm_ragged", {}}};
+      {"ragged.ph", "hgemm_ragged", {}},
+      {"bench.ph", "sgemm_big", {{"TILE_M", 128}, {"TILE_N", 128}, {"TILE_K", 16}, {"T", 256}}},
+      {"bench.ph", "hgemm_big", {{"BM", 256}, {"BN", 128}, {"BK", 64}, {"T", 256}}},
+      {"bench.ph", "hgemm_any", {{"BM", 64}, {"BN", 64}, {"BK", 32}, {"T", 128}}},
+      {"bench.ph", "linear_gelu", {{"BM", 128}, {"BN", 256}, {"BK", 32}, {"T", 256}}},
+      {"bench.ph", "bias_gelu", {}}};
 }
 
 }  // namespace

@@ -341,6 +341,14 @@ class Emitter {
     return round(t.dt, e);
   }
 
+  // Column of a SIMT layout's per-thread column index jj (an expression).
+  static std::string simt_col(const Layout& l, const std::string& jj) {
+    std::string tc = std::to_string(l.tc), gc = std::to_string(l.gc);
+    if (l.gc == 1) return "tid % " + tc + " + " + jj + " * " + tc;
+    return "(tid % " + tc + ") * " + gc + " + " + jj + " % " + gc + " + (" + jj + " / " + gc +
+           ") * " + std::to_string(l.tc * l.gc);
+  }
+
   // Opens a loop over the elements this thread owns under layout l; defines r, c, i.
   void open_owned(const Layout& l, std::string* r, std::string* c, std::string* i) {
     *i = fresh("i");
@@ -354,8 +362,8 @@ class Emitter {
       int64_t pc = l.C / l.tc;
       line("const int " + *r + " = tid / " + std::to_string(l.tc) + " + (" + *i + " / " +
            std::to_string(pc) + ") * " + std::to_string(l.tr) + ";");
-      line("const int " + *c + " = tid % " + std::to_string(l.tc) + " + (" + *i + " % " +
-           std::to_string(pc) + ") * " + std::to_string(l.tc) + ";");
+      line("const int " + *c + " = " + simt_col(l, "(" + *i + " % " + std::to_string(pc) + ")") +
+           ";");
     } else {
       std::string wr = "(tid / 32 / " + std::to_string(l.wn) + ")",
                   wc = "(tid / 32 % " + std::to_string(l.wn) + ")";
@@ -479,6 +487,7 @@ class Emitter {
                        : B + "[(" + kk + ") * " + PB + " + " + n + "]";
       };
       int64_t pr = l.R / l.tr, pc = l.C / l.tc;
+      if (simt_vec_dot(d, l, A, B, PA, PB, acc)) return round_acc(d, l);
       std::string q = fresh("q");
       line("#pragma unroll 4");
       line("for (int " + q + " = 0; " + q + " < " + std::to_string(K) + "; ++" + q + ") {");
@@ -490,7 +499,7 @@ class Emitter {
            " + " + q + "]);");
       line("#pragma unroll");
       line("for (int jj = 0; jj < " + std::to_string(pc) + "; ++jj) bv[jj] = ph_ld(" +
-           bk(q, "tid % " + std::to_string(l.tc) + " + jj * " + std::to_string(l.tc)) + ");");
+           bk(q, simt_col(l, "jj")) + ");");
       line("#pragma unroll");
       line("for (int ii = 0; ii < " + std::to_string(pr) + "; ++ii)");
       line("#pragma unroll");
@@ -555,6 +564,65 @@ class Emitter {
       close();
       close();
     }
+    round_acc(d, l);
+  }
+
+  // f32 SIMT dot with 16-byte shared loads: A (and B of dot_t) rows read 4 k-steps at a time
+  // as float4, B of dot read as float4 column groups (layout gc = 4). Per 4 k-steps a thread
+  // issues pr + (pc/4)*4 (or pr + pc) 16-byte loads for 4*pr*pc FMAs.
+  bool simt_vec_dot(const passes::DotSite& d, const Layout& l, const std::string& A,
+                    const std::string& B, const std::string& PA, const std::string& PB,
+                    const std::string& acc) {
+    const VType& at = k_.regs[d.a].type;
+    int64_t K = at.shape[1], pr = l.R / l.tr, pc = l.C / l.tc;
+    int64_t pa = p_.pitch_of(k_, d.a), pb = p_.pitch_of(k_, d.b);
+    if (at.dt != DType::F32 || k_.regs[d.b].type.dt != DType::F32 || K % 4 || pa % 4 || pb % 4)
+      return false;
+    if (!d.trans && l.gc != 4) return false;
+    std::string q = fresh("q"), tc = std::to_string(l.tc), tr = std::to_string(l.tr);
+    std::string PR = std::to_string(pr), PC = std::to_string(pc);
+    line("#pragma unroll 2");
+    line("for (int " + q + " = 0; " + q + " < " + std::to_string(K) + "; " + q + " += 4) {");
+    ++ind_;
+    line("float4 av[" + PR + "];");
+    line("#pragma unroll");
+    line("for (int ii = 0; ii < " + PR + "; ++ii) av[ii] = *reinterpret_cast<const float4*>(&" + A +
+         "[(tid / " + tc + " + ii * " + tr + ") * " + PA + " + " + q + "]);");
+    if (d.trans) {
+      line("float4 bv4[" + PC + "];");
+      line("#pragma unroll");
+      line("for (int jj = 0; jj < " + PC + "; ++jj) bv4[jj] = *reinterpret_cast<const float4*>(&" +
+           B + "[(" + simt_col(l, "jj") + ") * " + PB + " + " + q + "]);");
+    }
+    line("#pragma unroll");
+    line("for (int u = 0; u < 4; ++u) {");
+    ++ind_;
+    line("float bv[" + PC + "];");
+    if (d.trans) {
+      line("#pragma unroll");
+      line("for (int jj = 0; jj < " + PC + "; ++jj) bv[jj] = ph_f4(bv4[jj], u);");
+    } else {
+      line("#pragma unroll");
+      line("for (int g = 0; g < " + std::to_string(pc / 4) + "; ++g) {");
+      line("  const float4 t = *reinterpret_cast<const float4*>(&" + B + "[(" + q + " + u) * " +
+           PB + " + (tid % " + tc + ") * 4 + g * " + std::to_string(l.tc * 4) + "]);");
+      line("  bv[g * 4] = t.x; bv[g * 4 + 1] = t.y; bv[g * 4 + 2] = t.z; bv[g * 4 + 3] = t.w;");
+      line("}");
+    }
+    line("#pragma unroll");
+    line("for (int ii = 0; ii < " + PR + "; ++ii) {");
+    line("  const float a = ph_f4(av[ii], u);");
+    line("  #pragma unroll");
+    line("  for (int jj = 0; jj < " + PC + "; ++jj) " + acc + "[ii * " + PC +
+         " + jj] += a * bv[jj];");
+    line("}");
+    close();
+    close();
+    return true;
+  }
+
+  void round_acc(const passes::DotSite& d, const Layout& l) {
+    std::string acc = cname(k_, d.acc);
     if (k_.regs[d.acc].type.dt == DType::F16 || k_.regs[d.acc].type.dt == DType::BF16) {
       line("#pragma unroll");
       line("for (int i = 0; i < " + std::to_string(l.per_thread()) + "; ++i) " + acc +

@@ -27,7 +27,7 @@ static bool simt_layout(int64_t R, int64_t C, int64_t T, Layout* out) {
     if (!found || score < best) {
       found = true;
       best = score;
-      *out = Layout{Layout::Simt, R, C, tr, tc};
+      *out = Layout{Layout::Simt, R, C, tr, tc, C % (tc * 4) == 0 ? 4 : 1};
     }
   }
   return found;
@@ -243,7 +243,8 @@ std::string print_plan(const ir::Kernel& k, const Plan& p) {
     o += "  %" + k.regs[r].name + ": registers, ";
     if (l.kind == Layout::Simt)
       o += "simt " + std::to_string(l.tr) + "x" + std::to_string(l.tc) + " threads, " +
-           std::to_string(l.R / l.tr) + "x" + std::to_string(l.C / l.tc) + " per thread\n";
+           std::to_string(l.R / l.tr) + "x" + std::to_string(l.C / l.tc) + " per thread" +
+           (l.gc > 1 ? ", column groups of " + std::to_string(l.gc) : "") + "\n";
     else
       o += "mma.m16n8k16 " + std::to_string(l.wm) + "x" + std::to_string(l.wn) + " warps, " +
            std::to_string(l.mi) + "x" + std::to_string(l.ni) + " tiles per warp\n";

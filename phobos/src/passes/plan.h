@@ -20,8 +20,10 @@ namespace phobos::passes {
 struct Layout {
   enum Kind { Simt, Mma } kind = Simt;
   int64_t R = 0, C = 0;
-  // Simt: thread (ty, tx) = (tid / tc, tid % tc) owns rows ty + i*tr and columns tx + j*tc.
-  int64_t tr = 1, tc = 1;
+  // Simt: thread (ty, tx) = (tid / tc, tid % tc) owns rows ty + i*tr and, in groups of gc
+  // adjacent columns, columns tx*gc + (j % gc) + (j / gc)*tc*gc (gc = 4 lets an f32 dot read
+  // its B row as float4s; gc = 1 is the plain cyclic layout).
+  int64_t tr = 1, tc = 1, gc = 1;
   // Mma (m16n8k16): warps wm x wn; each warp owns mi x ni mma tiles of 16 x 8.
   int64_t wm = 1, wn = 1, mi = 1, ni = 1;
   int64_t per_thread() const { return kind == Simt ? (R / tr) * (C / tc) : mi * ni * 4; }

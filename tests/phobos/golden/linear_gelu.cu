@@ -17,6 +17,9 @@ static __device__ __forceinline__ void ph_st(signed char* p, float v) { *p = (si
 static __device__ __forceinline__ void ph_st(bool* p, float v) { *p = v != 0.0f; }
 static __device__ __forceinline__ float ph_rh(float x) { return __half2float(__float2half_rn(x)); }
 static __device__ __forceinline__ float ph_rb(float x) { return __bfloat162float(__float2bfloat16_rn(x)); }
+static __device__ __forceinline__ float ph_f4(float4 v, int u) {
+  return u == 0 ? v.x : u == 1 ? v.y : u == 2 ? v.z : v.w;
+}
 static __device__ __forceinline__ int ph_cdiv(int a, int b) { return b == 0 ? 0 : (a + b - 1) / b; }
 static __device__ __forceinline__ int ph_div(int a, int b) { return b == 0 ? 0 : a / b; }
 static __device__ __forceinline__ int ph_mod(int a, int b) { return b == 0 ? 0 : a % b; }

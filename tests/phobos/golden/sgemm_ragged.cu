@@ -17,6 +17,9 @@ static __device__ __forceinline__ void ph_st(signed char* p, float v) { *p = (si
 static __device__ __forceinline__ void ph_st(bool* p, float v) { *p = v != 0.0f; }
 static __device__ __forceinline__ float ph_rh(float x) { return __half2float(__float2half_rn(x)); }
 static __device__ __forceinline__ float ph_rb(float x) { return __bfloat162float(__float2bfloat16_rn(x)); }
+static __device__ __forceinline__ float ph_f4(float4 v, int u) {
+  return u == 0 ? v.x : u == 1 ? v.y : u == 2 ? v.z : v.w;
+}
 static __device__ __forceinline__ int ph_cdiv(int a, int b) { return b == 0 ? 0 : (a + b - 1) / b; }
 static __device__ __forceinline__ int ph_div(int a, int b) { return b == 0 ? 0 : a / b; }
 static __device__ __forceinline__ int ph_mod(int a, int b) { return b == 0 ? 0 : a % b; }
@@ -69,7 +72,7 @@ extern "C" __global__ void __launch_bounds__(128) phobos_sgemm_ragged_TILE_M64_T
   #pragma unroll
   for (int i0 = 0; i0 < 16; ++i0) {
     const int r1 = tid / 8 + (i0 / 4) * 16;
-    const int c2 = tid % 8 + (i0 % 4) * 8;
+    const int c2 = (tid % 8) * 4 + (i0 % 4) % 4 + ((i0 % 4) / 4) * 32;
     (void)r1;
     (void)c2;
     r_acc[i0] = 0.0f;
@@ -151,17 +154,26 @@ extern "C" __global__ void __launch_bounds__(128) phobos_sgemm_ragged_TILE_M64_T
         }
         ph_cp_async_commit();
       }
-      #pragma unroll 4
-      for (int q7 = 0; q7 < 8; ++q7) {
-        float av[4], bv[4];
+      #pragma unroll 2
+      for (int q7 = 0; q7 < 8; q7 += 4) {
+        float4 av[4];
         #pragma unroll
-        for (int ii = 0; ii < 4; ++ii) av[ii] = ph_ld((r_a + ph_stage * 512)[(tid / 8 + ii * 16) * 8 + q7]);
+        for (int ii = 0; ii < 4; ++ii) av[ii] = *reinterpret_cast<const float4*>(&(r_a + ph_stage * 512)[(tid / 8 + ii * 16) * 8 + q7]);
         #pragma unroll
-        for (int jj = 0; jj < 4; ++jj) bv[jj] = ph_ld((r_b + ph_stage * 256)[(q7) * 32 + tid % 8 + jj * 8]);
-        #pragma unroll
-        for (int ii = 0; ii < 4; ++ii)
-        #pragma unroll
-          for (int jj = 0; jj < 4; ++jj) r_acc[ii * 4 + jj] += av[ii] * bv[jj];
+        for (int u = 0; u < 4; ++u) {
+          float bv[4];
+          #pragma unroll
+          for (int g = 0; g < 1; ++g) {
+            const float4 t = *reinterpret_cast<const float4*>(&(r_b + ph_stage * 256)[(q7 + u) * 32 + (tid % 8) * 4 + g * 32]);
+            bv[g * 4] = t.x; bv[g * 4 + 1] = t.y; bv[g * 4 + 2] = t.z; bv[g * 4 + 3] = t.w;
+          }
+          #pragma unroll
+          for (int ii = 0; ii < 4; ++ii) {
+            const float a = ph_f4(av[ii], u);
+            #pragma unroll
+            for (int jj = 0; jj < 4; ++jj) r_acc[ii * 4 + jj] += a * bv[jj];
+          }
+        }
       }
       ph_stage = (ph_stage + 1) % 4;
     }
@@ -170,7 +182,7 @@ extern "C" __global__ void __launch_bounds__(128) phobos_sgemm_ragged_TILE_M64_T
   #pragma unroll
   for (int i8 = 0; i8 < 16; ++i8) {
     const int r9 = tid / 8 + (i8 / 4) * 16;
-    const int c10 = tid % 8 + (i8 % 4) * 8;
+    const int c10 = (tid % 8) * 4 + (i8 % 4) % 4 + ((i8 % 4) / 4) * 32;
     (void)r9;
     (void)c10;
     r_c_old[i8] = ((unsigned)(((int)blockIdx.x * 64) + r9) < (unsigned)d_M && (unsigned)(((int)blockIdx.y * 32) + c10) < (unsigned)d_N ? ph_ld(C[((((int)blockIdx.x * 64) + r9)) * d_N + (((int)blockIdx.y * 32) + c10)]) : 0.0f);
@@ -178,7 +190,7 @@ extern "C" __global__ void __launch_bounds__(128) phobos_sgemm_ragged_TILE_M64_T
   #pragma unroll
   for (int i11 = 0; i11 < 16; ++i11) {
     const int r12 = tid / 8 + (i11 / 4) * 16;
-    const int c13 = tid % 8 + (i11 % 4) * 8;
+    const int c13 = (tid % 8) * 4 + (i11 % 4) % 4 + ((i11 % 4) / 4) * 32;
     (void)r12;
     (void)c13;
     if ((unsigned)(((int)blockIdx.x * 64) + r12) < (unsigned)d_M && (unsigned)(((int)blockIdx.y * 32) + c13) < (unsigned)d_N) ph_st(&C[((((int)blockIdx.x * 64) + r12)) * d_N + (((int)blockIdx.y * 32) + c13)], ((alpha * r_acc[i11]) + (beta * r_c_old[i11])));
