@@ -10,9 +10,11 @@
 //  - The kernel is gemm_wgmma_kernel's structure (hopper.md section 5): 384 threads, a TMA
 //    producer warpgroup and two consumers of 64 rows each, 128 x 128 tiles, BK = 32 (one
 //    128-byte swizzle atom), 3 stages of 64 KB (A hi, A lo, B hi, B lo), persistent tiles.
-//  - Accuracy: the tensor cores' f32 accumulation over long K measured worse than a running
-//    FFMA sum (bf16 lab case, K = 4096: 4e-6 rms), so they sum chunks of kChunk k-blocks
-//    (128 k) and each chunk is added to an f32 total in registers.
+//  - Accuracy: the tensor cores' f32 accumulation is not a round-to-nearest running sum. With
+//    chunks of 4 k-blocks (48 wgmma accumulations) the H200 lab measured 8.5-9.3e-7 rms for
+//    every K from 301 to 8192, i.e. the error is set by the chunk length, not by K. So the
+//    tensor cores sum chunks of CHUNK k-blocks (default 1: 12 accumulations) and each chunk is
+//    added to an f32 total in registers with FADD (round to nearest).
 //  - Epilogue: gemm_wgmma's (TMA stores when beta == 0 and C is TMA-legal; else direct).
 #include <cuda_runtime.h>
 
@@ -29,7 +31,6 @@ namespace tc::cuda {
 namespace {
 
 constexpr int kStages = 3;
-constexpr int kChunk = 4;  // k-blocks of 32 summed by the tensor cores before the f32 total
 
 struct Tf32Smem {
   static constexpr int box = 128 * 128;        // one 128-row x 128-byte operand box
@@ -75,6 +76,8 @@ __global__ void split_tf32_kernel(const float* __restrict__ src, float* __restri
   }
 }
 
+// CHUNK: k-blocks of 32 summed by the tensor cores before the f32 total (see the contract).
+template <int CHUNK>
 __global__ void __launch_bounds__(384, 1)
     gemm_tf32x3_kernel(const __grid_constant__ TmaMap map_a, const __grid_constant__ TmaMap map_b,
                        const __grid_constant__ TmaMap map_c, const WgmmaArgs args, const i32 kp) {
@@ -135,8 +138,8 @@ __global__ void __launch_bounds__(384, 1)
       u.n0 *= 128;
 #pragma unroll
       for (int i = 0; i < 64; ++i) tot[i] = 0.0f;
-      for (i32 c0 = u.kb0; c0 < u.kb1; c0 += kChunk) {
-        const i32 c1 = min(u.kb1, c0 + kChunk);
+      for (i32 c0 = u.kb0; c0 < u.kb1; c0 += CHUNK) {
+        const i32 c1 = min(u.kb1, c0 + CHUNK);
         int prev = -1;
         for (i32 kb = c0; kb < c1; ++kb) {
           mbar_wait(&full[stage], phase);
@@ -179,6 +182,24 @@ __global__ void __launch_bounds__(384, 1)
 #endif
 }
 
+template <int CHUNK>
+cudaError_t launch_chunked(const GemmPlan& plan, cudaStream_t stream, const TmaMap& ma,
+                           const TmaMap& mb, const TmaMap& mc, const WgmmaArgs& args, int64_t kp) {
+  static std::atomic<unsigned long long> raised{0};  // smem opt-in, once per device
+  int dev = 0;
+  cudaError_t e = cudaGetDevice(&dev);
+  if (e != cudaSuccess) return e;
+  const unsigned long long bit = 1ull << (dev & 63);
+  if (!(raised.load(std::memory_order_acquire) & bit)) {
+    e = cudaFuncSetAttribute(gemm_tf32x3_kernel<CHUNK>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                             Tf32Smem::total);
+    if (e != cudaSuccess) return e;
+    raised.fetch_or(bit, std::memory_order_acq_rel);
+  }
+  return launch_maybe_pdl(gemm_tf32x3_kernel<CHUNK>, dim3(plan.grid), dim3(384), Tf32Smem::total,
+                          stream, 1, ma, mb, mc, args, i32(kp));
+}
+
 int64_t kpad(int64_t K) {
   return (K + 31) / 32 * 32;
 }
@@ -212,8 +233,12 @@ bool plan_gemm_tf32x3(const GemmProblem& p, const GemmDevice& dev, GemmPlan* pla
   plan->grid = int(std::min<int64_t>(units, dev.sm_count));
   plan->pack_a = plan->pack_b = true;
   plan->workspace_bytes = align256(size_t(d.M) * 2 * kp * 4) + align256(size_t(d.N) * 2 * kp * 4);
+  // p.variant 1..3 = tensor-core chunks of 1, 2, 4 k-blocks (the autotuner's choices; more
+  // is faster and less accurate); 0 = 1.
+  const int chunk = p.variant >= 1 && p.variant <= 3 ? 1 << (p.variant - 1) : 1;
   plan->name = std::string("gemm_wgmma_tf32x3_f32_") + (d.transpose_a ? "t" : "n") +
-               (d.transpose_b ? "t" : "n") + "_bm128_bn128_bk32_s3_split";
+               (d.transpose_b ? "t" : "n") + "_bm128_bn128_bk32_s3_chunk" +
+               std::to_string(32 * chunk) + "_split";
   return true;
 }
 
@@ -263,18 +288,10 @@ tc_status_t launch_gemm_tf32x3(const GemmProblem& p, const GemmPlan& plan, void*
                    tile::tma_encode_3d(&mc, p.c, 4, uint64_t(d.N), uint64_t(d.M), 1,
                                        uint64_t(d.ldc) * 4, 0, 32, 64);
 
-  static std::atomic<unsigned long long> raised{0};  // smem opt-in, once per device
-  int dev = 0;
-  if (cudaGetDevice(&dev) != cudaSuccess) return TC_ERROR_BACKEND_FAILURE;
-  const unsigned long long bit = 1ull << (dev & 63);
-  if (!(raised.load(std::memory_order_acquire) & bit)) {
-    if (cudaFuncSetAttribute(gemm_tf32x3_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                             Tf32Smem::total) != cudaSuccess)
-      return TC_ERROR_BACKEND_FAILURE;
-    raised.fetch_or(bit, std::memory_order_acq_rel);
-  }
-  const cudaError_t e = launch_maybe_pdl(gemm_tf32x3_kernel, dim3(plan.grid), dim3(384),
-                                         Tf32Smem::total, stream, 1, ma, mb, mc, args, i32(kp));
+  const int chunk = p.variant >= 1 && p.variant <= 3 ? 1 << (p.variant - 1) : 1;
+  const cudaError_t e = chunk == 4   ? launch_chunked<4>(plan, stream, ma, mb, mc, args, kp)
+                        : chunk == 2 ? launch_chunked<2>(plan, stream, ma, mb, mc, args, kp)
+                                     : launch_chunked<1>(plan, stream, ma, mb, mc, args, kp);
   return e == cudaSuccess ? TC_SUCCESS : TC_ERROR_BACKEND_FAILURE;
 }
 

@@ -42,7 +42,13 @@ Operand operand(const GemmProblem& p, bool is_a, size_t esz, const void* base) {
   const bool legal = tile::tma_base_ok(base) && tile::tma_pitch_ok(o.ld * esz) &&
                      (!batched || tile::tma_pitch_ok(o.stride * esz));
   o.pack_transpose = s8 && stored_mn;
-  o.pack = !legal || o.pack_transpose;
+  // TMA boxes whose rows straddle 128-byte lines load slowly (H200 lab, bf16 4096^3: ld 4104
+  // ran 481 TFLOP/s, ld 4097 packed to 128-byte rows 505, ld 4096 784). When many tiles reuse
+  // the operand (N for A, M for B), one copy to 128-byte rows pays for itself.
+  // TC_WGMMA_PACK128=1 / 0 forces / forbids that copy.
+  const char* knob = std::getenv("TC_WGMMA_PACK128");
+  const bool pack128 = knob ? std::strcmp(knob, "1") == 0 : (is_a ? d.N : d.M) >= 3072;
+  o.pack = !legal || o.pack_transpose || (pack128 && (o.ld * int64_t(esz)) % 128 != 0);
   o.mn_major = stored_mn && !s8;
   o.inner = o.mn_major ? mn : d.K;
   o.outer = o.mn_major ? d.K : mn;
@@ -76,6 +82,10 @@ struct TileCost {
   double cost;
 };
 constexpr TileCost kTiles[] = {{128, 256, 1.0}, {128, 128, 1.4}, {64, 128, 2.0}, {64, 64, 3.2}};
+// Below 32 k-blocks one consumer warpgroup cannot hide a tile's prologue and epilogue: the
+// 64-row tiles cost this much more (H200 sweep, 1000^3: 128 x 128 192.7 TFLOP/s, 64 x 128
+// 176.8; with K = 4096 and 8192 the 64-row tiles won by 1.1-1.6x).
+constexpr double kShortK64 = 1.45;
 
 // C through TMA stores: beta == 0 (C is never read), one pass (no split-K partials) and a
 // TMA-legal C (16-byte base, row and batch pitches). TC_WGMMA_EPILOGUE=direct turns it off.
@@ -149,7 +159,8 @@ bool plan_gemm_wgmma(const GemmProblem& p, const GemmDevice& dev, GemmPlan* plan
     for (const TileCost& tc : kTiles) {
       if (tc.bm == 64 && s8) continue;
       const int64_t u = p.batch * ceil_div(d.M, tc.bm) * ceil_div(d.N, tc.bn);
-      const double t = double(ceil_div(u, dev.sm_count)) * tc.bm * tc.bn * tc.cost;
+      const double cost = tc.cost * (tc.bm == 64 && d.K < 2048 ? kShortK64 : 1.0);
+      const double t = double(ceil_div(u, dev.sm_count)) * tc.bm * tc.bn * cost;
       if (best == 0 || t < best) {
         best = t;
         bm = tc.bm;

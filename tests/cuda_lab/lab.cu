@@ -109,6 +109,7 @@ int main(int argc, char** argv) {
     if (!std::strstr(c.name.c_str(), filter)) continue;
     unsetenv("TC_WGMMA_EPILOGUE");
     unsetenv("TC_GEMM_PDL");
+    unsetenv("TC_WGMMA_PACK128");
     if (const size_t eq = c.env.find('='); eq != std::string::npos)
       setenv(c.env.substr(0, eq).c_str(), c.env.substr(eq + 1).c_str(), 1);
     tc::GemmProblem p0 = c.problem();

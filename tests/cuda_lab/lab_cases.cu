@@ -114,6 +114,12 @@ std::vector<Case> make_cases() {
       timed(gemm("bf16_nn_4096^3_ld4097", W, BF, BF, 4096, 4096, 4096, false, false, 1, 0, 1)));
   v.push_back(
       timed(gemm("bf16_nn_4096^3_ld4104", W, BF, BF, 4096, 4096, 4096, false, false, 1, 0, 8)));
+  {
+    Case c = timed(gemm("bf16_nn_4096^3_ld4104_nopack128", W, BF, BF, 4096, 4096, 4096, false,
+                        false, 1, 0, 8));
+    c.env = "TC_WGMMA_PACK128=0";
+    v.push_back(c);
+  }
   v.push_back(timed(gemm("bf16_nn_1000^3", W, BF, BF, 1000, 1000, 1000, false, false)));
   v.push_back(timed(gemm("bf16_nn_127x4096x4096", W, BF, BF, 127, 4096, 4096, false, false)));
   {  // programmatic dependent launch off, for a same-run comparison
@@ -220,6 +226,12 @@ std::vector<Case> make_cases() {
   v.push_back(timed(gemm("tf32x3_nn_4096^3", T3, F32, F32, 4096, 4096, 4096, false, false)));
   v.push_back(timed(gemm("tf32x3_nt_4096^3", T3, F32, F32, 4096, 4096, 4096, false, true)));
   v.push_back(timed(gemm("tf32x3_nn_8192^3", T3, F32, F32, 8192, 8192, 8192, false, false)));
+  for (int var : {2, 3}) {  // longer tensor-core chunks: faster, less accurate
+    Case c = timed(gemm(("tf32x3_nn_4096^3_chunk" + std::to_string(32 << (var - 1))).c_str(), T3,
+                        F32, F32, 4096, 4096, 4096, false, false));
+    c.variant = var;
+    v.push_back(c);
+  }
   // --- last (a hang here loses nothing else): 2-CTA clusters with B multicast, variant 11 ----
   for (int t = 0; t < 4; ++t) {
     Case c = gemm(("mcast_bf16_bf16_" + std::string(tn[t]) + "_257x392x191").c_str(), W, BF, BF,
