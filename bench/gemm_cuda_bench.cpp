@@ -10,7 +10,7 @@
 #include <memory>
 #include <optional>
 
-#include "core/internal.h"  // the native handle of a tc stream, for CUDA events on it
+#include "core/internal.h"  // the stream of synchronous calls (batched timing)
 #include "cublaslt_peer.h"
 #include "gpu_timer.h"
 
@@ -106,7 +106,7 @@ CellResult run_case(tc_context_t* ctx, tc_stream_t* stream, void* ctx_stream, Cu
                     const GemmCase& c, const CudaBenchOptions& o, uint64_t l2) {
   CellResult r;
   r.c = c;
-  auto s = static_cast<cudaStream_t>(stream->impl->native());
+  auto s = static_cast<cudaStream_t>(tc_stream_native_handle(stream));
   auto cs = static_cast<cudaStream_t>(ctx_stream);
   tc_dtype_t in, out, accum;
   case_dtypes(c.dtype, &in, &out, &accum);

@@ -155,6 +155,9 @@ bool cublaslt_i8_can_run(const GemmProblem& p, std::string& why) {
 
 tc_status_t cublaslt_run(const GemmProblem& p) {
   CudaDevice& dev = device_of(p);
+  // Reported as the row's name plus the heuristic result that ran: gemm_cublaslt_bf16_h2.
+  const char* t = p.d.accum_dtype == TC_DTYPE_TF32 ? "tf32" : tc_dtype_name(p.d.a_dtype);
+  note_instance(intern_name(fmt::format("gemm_cublaslt_{}_h{}", t, p.variant)));
   return dev.cublaslt().run(p, dev);
 }
 
