@@ -48,8 +48,8 @@ TEST(AutotuneCache, MalformedTextIsRejectedNotFatal) {
 
 TEST(AutotuneCache, KeyNamesDtypesTransposesClassAlignmentDeviceAndVersion) {
   GemmProblem p;
-  p.d = tc_gemm_desc{1000, 4097, 96, TC_DTYPE_BF16, TC_DTYPE_BF16, TC_DTYPE_F32, TC_DTYPE_F32,
-                     true, false, 1.0f, 0.0f, 1000, 4097, 4097};
+  p.d = tc_gemm_desc{1000, 4097,  96,   TC_DTYPE_BF16, TC_DTYPE_BF16, TC_DTYPE_F32, TC_DTYPE_F32,
+                     true, false, 1.0f, 0.0f,          1000,          4097,         4097};
   alignas(256) static char buf[64];
   p.a = buf;
   p.b = buf;

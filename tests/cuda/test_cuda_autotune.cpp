@@ -23,8 +23,20 @@ class CudaAutotune : public ::testing::Test {
 
 // A shape class no other test in this process uses.
 tc_gemm_desc bf16_desc() {
-  return {333, 4000, 900, TC_DTYPE_BF16, TC_DTYPE_BF16, TC_DTYPE_BF16, TC_DTYPE_F32,
-          false, true, 1.0f, 0.0f, 0, 0, 0};
+  return {333,
+          4000,
+          900,
+          TC_DTYPE_BF16,
+          TC_DTYPE_BF16,
+          TC_DTYPE_BF16,
+          TC_DTYPE_F32,
+          false,
+          true,
+          1.0f,
+          0.0f,
+          0,
+          0,
+          0};
 }
 
 TEST_F(CudaAutotune, FirstCallStoresTheWinnerAndACacheFileIsObeyed) {

@@ -25,8 +25,8 @@ struct RowSpec {
 };
 
 const GemmDtypes kDtypes[] = {
-    {TC_DTYPE_F32, TC_DTYPE_F32, TC_DTYPE_F32},  {TC_DTYPE_F32, TC_DTYPE_F32, TC_DTYPE_TF32},
-    {TC_DTYPE_F16, TC_DTYPE_F16, TC_DTYPE_F32},  {TC_DTYPE_F16, TC_DTYPE_F32, TC_DTYPE_F32},
+    {TC_DTYPE_F32, TC_DTYPE_F32, TC_DTYPE_F32},   {TC_DTYPE_F32, TC_DTYPE_F32, TC_DTYPE_TF32},
+    {TC_DTYPE_F16, TC_DTYPE_F16, TC_DTYPE_F32},   {TC_DTYPE_F16, TC_DTYPE_F32, TC_DTYPE_F32},
     {TC_DTYPE_BF16, TC_DTYPE_BF16, TC_DTYPE_F32}, {TC_DTYPE_BF16, TC_DTYPE_F32, TC_DTYPE_F32},
     {TC_DTYPE_I8, TC_DTYPE_I32, TC_DTYPE_I32},
 };
@@ -154,12 +154,27 @@ class CudaDeterminism : public ::testing::TestWithParam<int> {
 
 TEST_P(CudaDeterminism, BitwiseIdenticalOverRepeatedRuns) {
   const GemmDtypes t = kDtypes[GetParam()];
-  const int shapes[][4] = {{128, 128, 8192, 1}, {512, 512, 512, 1}, {4, 2048, 1024, 1},
-                           {257, 263, 1031, 1}, {64, 96, 2048, 4}};
+  const int shapes[][4] = {{128, 128, 8192, 1},
+                           {512, 512, 512, 1},
+                           {4, 2048, 1024, 1},
+                           {257, 263, 1031, 1},
+                           {64, 96, 2048, 4}};
   int compared = 0;
   for (auto& s : shapes) {
-    const tc_gemm_desc d{s[0], s[1], s[2], t.in, t.in, t.out, t.accum, false, true,
-                         1.0f, t.in == TC_DTYPE_I8 ? 1.0f : 0.5f, 0, 0, 0};
+    const tc_gemm_desc d{s[0],
+                         s[1],
+                         s[2],
+                         t.in,
+                         t.in,
+                         t.out,
+                         t.accum,
+                         false,
+                         true,
+                         1.0f,
+                         t.in == TC_DTYPE_I8 ? 1.0f : 0.5f,
+                         0,
+                         0,
+                         0};
     const GemmInputs in = make_inputs(d, s[3], 99);
     for (const char* prefix :
          {"", "gemm_cublaslt", "gemm_wgmma", "gemm_mma", "gemm_skinny", "gemm_f32"}) {
