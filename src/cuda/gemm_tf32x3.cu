@@ -1,21 +1,5 @@
-// f32 GEMM at f32 accuracy on the tensor cores (sm_90a): 3xTF32. Every input x is split into
-// hi = tf32(x) and lo = tf32(x - hi), so x = hi + lo to about 2^-22 relative, and
-// A B ~ Ahi Bhi + Ahi Blo + Alo Bhi (the dropped Alo Blo is ~2^-22 of each product).
-//
-// Contract:
-//  - A pre-pass (split_tf32_kernel) writes both operands K-major into the workspace, one row per
-//    M (or N) index holding hi[0..kp) then lo[0..kp), kp = K rounded up to 32 (zeros past K).
-//    wgmma tf32 reads only K-major operands, so this pass also serves every transpose, ld and
-//    alignment. Workspace: (M + N) x 2 kp x 4 bytes.
-//  - The kernel is gemm_wgmma_kernel's structure (hopper.md section 5): 384 threads, a TMA
-//    producer warpgroup and two consumers of 64 rows each, 128 x 128 tiles, BK = 32 (one
-//    128-byte swizzle atom), 3 stages of 64 KB (A hi, A lo, B hi, B lo), persistent tiles.
-//  - Accuracy: the tensor cores' f32 accumulation is not a round-to-nearest running sum. With
-//    chunks of 4 k-blocks (48 wgmma accumulations) the H200 lab measured 8.5-9.3e-7 rms for
-//    every K from 301 to 8192, i.e. the error is set by the chunk length, not by K. So the
-//    tensor cores sum chunks of CHUNK k-blocks (default 1: 12 accumulations) and each chunk is
-//    added to an f32 total in registers with FADD (round to nearest).
-//  - Epilogue: gemm_wgmma's (TMA stores when beta == 0 and C is TMA-legal; else direct).
+// Planner and launcher of the 3xTF32 f32 GEMM (kernel and contract: gemm_tf32x3.cuh): the
+// split pre-pass into the workspace, the tensor maps, and the kernel launch (with PDL).
 #include <cuda_runtime.h>
 
 #include <atomic>
@@ -24,163 +8,11 @@
 
 #include "cuda/gemm_kernels.h"
 #include "cuda/gemm_launch_pdl.h"
-#include "cuda/gemm_wgmma_epilogue.cuh"
+#include "cuda/gemm_tf32x3.cuh"
 #include "cuda/tile/tma_host.h"
 
 namespace tc::cuda {
 namespace {
-
-constexpr int kStages = 3;
-
-struct Tf32Smem {
-  static constexpr int box = 128 * 128;        // one 128-row x 128-byte operand box
-  static constexpr int stage_bytes = 4 * box;  // A hi, A lo, B hi, B lo
-  static constexpr int epi_offset = kStages * stage_bytes;
-  static constexpr int bar_offset = epi_offset + 2 * kWgmmaEpiBytes;
-  static constexpr int total = 1024 + bar_offset + 2 * kStages * 8;
-  static_assert(total <= 232448, "over the 227 KB opt-in limit");
-};
-
-__device__ __forceinline__ float tf32_round(float x) {
-  u32 r;
-  asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "f"(x));
-  return __uint_as_float(r);
-}
-
-// Element (r, k) of the source is src[r * sr + k * sk]; one of sr, sk is 1. 32 x 32 tiles
-// through shared memory keep both the read and the (K-major) write coalesced.
-__global__ void split_tf32_kernel(const float* __restrict__ src, float* __restrict__ dst, int rows,
-                                  int K, long long sr, long long sk, int kp) {
-  __shared__ float tile[32][33];
-  const int r0 = blockIdx.y * 32, k0 = blockIdx.x * 32;
-  const int tx = threadIdx.x, ty = threadIdx.y;  // 32 x 8
-  if (sk == 1) {
-    for (int j = ty; j < 32; j += 8) {
-      const int r = r0 + j, k = k0 + tx;
-      tile[j][tx] = r < rows && k < K ? src[r * sr + k] : 0.0f;
-    }
-  } else {
-    for (int j = ty; j < 32; j += 8) {
-      const int r = r0 + tx, k = k0 + j;
-      tile[tx][j] = r < rows && k < K ? src[k * sk + r] : 0.0f;
-    }
-  }
-  __syncthreads();
-  for (int j = ty; j < 32; j += 8) {
-    const int r = r0 + j, k = k0 + tx;
-    if (r >= rows) continue;
-    const float x = tile[j][tx], hi = tf32_round(x);
-    float* d = dst + (long long)r * 2 * kp;
-    d[k] = hi;
-    d[kp + k] = tf32_round(x - hi);
-  }
-}
-
-// CHUNK: k-blocks of 32 summed by the tensor cores before the f32 total (see the contract).
-template <int CHUNK>
-__global__ void __launch_bounds__(384, 1)
-    gemm_tf32x3_kernel(const __grid_constant__ TmaMap map_a, const __grid_constant__ TmaMap map_b,
-                       const __grid_constant__ TmaMap map_c, const WgmmaArgs args, const i32 kp) {
-#if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
-  using S = Tf32Smem;
-  extern __shared__ u8 smem_raw[];
-  u8* smem = reinterpret_cast<u8*>((reinterpret_cast<u64>(smem_raw) + 1023) & ~u64(1023));
-  mbarrier* full = reinterpret_cast<mbarrier*>(smem + S::bar_offset);
-  mbarrier* empty = full + kStages;
-  const int wg = threadIdx.x / 128;
-  const i32 units = args.tiles_m * args.tiles_n;
-  if (threadIdx.x == 0) {
-    tma_prefetch_map(&map_a);
-    tma_prefetch_map(&map_b);
-    for (int s = 0; s < kStages; ++s) {
-      mbar_init(&full[s], 1);
-      mbar_init(&empty[s], 8);  // lane 0 of each consumer warp
-    }
-    mbar_fence_init();
-  }
-  __syncthreads();
-  grid_dep_wait();
-  grid_dep_launch_dependents();
-
-  if (wg == 0) {
-    warpgroup_reg_dealloc<40>();
-    if (threadIdx.x == 0) {
-      int stage = 0;
-      u32 phase = 0;
-      for (i32 t = blockIdx.x; t < units; t += gridDim.x) {
-        const WorkUnit u = decode_unit<128>(args, t);
-        const i32 n0 = u.n0 * 128;
-        for (i32 kb = u.kb0; kb < u.kb1; ++kb) {
-          mbar_wait(&empty[stage], phase ^ 1);
-          u8* s = smem + stage * S::stage_bytes;
-          mbar_arrive_expect_tx(&full[stage], S::stage_bytes);
-          const i32 k0 = kb * 32;
-          tma_load_3d(s, &map_a, &full[stage], k0, u.m0, 0);
-          tma_load_3d(s + S::box, &map_a, &full[stage], kp + k0, u.m0, 0);
-          tma_load_3d(s + 2 * S::box, &map_b, &full[stage], k0, n0, 0);
-          tma_load_3d(s + 3 * S::box, &map_b, &full[stage], kp + k0, n0, 0);
-          if (++stage == kStages) {
-            stage = 0;
-            phase ^= 1;
-          }
-        }
-      }
-    }
-  } else {
-    warpgroup_reg_alloc<232>();
-    const int cw = wg - 1;
-    u8* epi = smem + S::epi_offset + cw * kWgmmaEpiBytes;
-    int stage = 0;
-    u32 phase = 0;
-    float d[64], tot[64];
-    for (i32 t = blockIdx.x; t < units; t += gridDim.x) {
-      WorkUnit u = decode_unit<128>(args, t);
-      u.n0 *= 128;
-#pragma unroll
-      for (int i = 0; i < 64; ++i) tot[i] = 0.0f;
-      for (i32 c0 = u.kb0; c0 < u.kb1; c0 += CHUNK) {
-        const i32 c1 = min(u.kb1, c0 + CHUNK);
-        int prev = -1;
-        for (i32 kb = c0; kb < c1; ++kb) {
-          mbar_wait(&full[stage], phase);
-          const u32 s = smem_addr(smem + stage * S::stage_bytes) + cw * 8192;
-          const u32 sb = smem_addr(smem + stage * S::stage_bytes) + 2 * S::box;
-          wgmma_fence();
-#pragma unroll
-          for (int kk = 0; kk < 4; ++kk) {  // k8 steps: +32 bytes in the swizzled row
-            const u64 ahi = make_smem_desc_sw128(s + kk * 32, 16, 1024);
-            const u64 alo = make_smem_desc_sw128(s + S::box + kk * 32, 16, 1024);
-            const u64 bhi = make_smem_desc_sw128(sb + kk * 32, 16, 1024);
-            const u64 blo = make_smem_desc_sw128(sb + S::box + kk * 32, 16, 1024);
-            // Small terms first, while the chunk sum is small.
-            WgmmaTf32x128::run(d, ahi, blo, (kb > c0 || kk > 0) ? 1u : 0u);
-            WgmmaTf32x128::run(d, alo, bhi, 1u);
-            WgmmaTf32x128::run(d, ahi, bhi, 1u);
-          }
-          wgmma_commit();
-          wgmma_wait<1>();
-          if (prev >= 0 && threadIdx.x % 32 == 0) mbar_arrive(&empty[prev]);
-          prev = stage;
-          if (++stage == kStages) {
-            stage = 0;
-            phase ^= 1;
-          }
-        }
-        wgmma_wait<0>();
-        if (prev >= 0 && threadIdx.x % 32 == 0) mbar_arrive(&empty[prev]);
-#pragma unroll
-        for (int i = 0; i < 64; ++i) tot[i] += d[i];
-      }
-      const i32 row_base = u.m0 + 64 * cw;
-      if (args.tma_store)
-        store_tile_tma<float, 128>(args, &map_c, tot, u, row_base, epi, cw);
-      else
-        store_tile<float, 128>(args, tot, u, row_base);
-    }
-    if (args.tma_store && threadIdx.x % 128 == 0) bulk_wait<0>();
-  }
-#endif
-}
 
 template <int CHUNK>
 cudaError_t launch_chunked(const GemmPlan& plan, cudaStream_t stream, const TmaMap& ma,
@@ -228,7 +60,7 @@ bool plan_gemm_tf32x3(const GemmProblem& p, const GemmDevice& dev, GemmPlan* pla
   const int64_t kp = kpad(d.K);
   const int64_t units = ((d.M + 127) / 128) * ((d.N + 127) / 128);
   plan->bm = plan->bn = 128;
-  plan->stages = kStages;
+  plan->stages = kTf32Stages;
   plan->splits = 1;
   plan->grid = int(std::min<int64_t>(units, dev.sm_count));
   plan->pack_a = plan->pack_b = true;
