@@ -8,6 +8,8 @@
 // m16n8k16 steps. A dot product does not care how k is ordered, so A's fragments are loaded
 // with the same k permutation (again 16 bytes per lane): no shared memory, no shuffles.
 // The 8 slices are summed through shared memory in warp order (deterministic).
+// Launched with programmatic dependent launch (gemm_launch_pdl.h): the index set-up overlaps
+// the previous kernel's tail, and the loads wait for it (grid_dep_wait).
 #include <cuda_runtime.h>
 
 #include "cuda/gemm_kernels.h"
