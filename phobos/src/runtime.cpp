@@ -115,6 +115,11 @@ std::string Kernel::cuda_source(const std::map<std::string, int64_t>& params) co
   return emit_cuda(*prog_, k);
 }
 
+std::string Kernel::cpp_source(const std::map<std::string, int64_t>& params) const {
+  ir::Kernel k = instance(*prog_, name_, params);
+  return emit_cpp(*prog_, k);
+}
+
 std::string Kernel::plan(const std::map<std::string, int64_t>& params) const {
   ir::Kernel k = instance(*prog_, name_, params);
   return ir::print(k) + passes::print_plan(k, passes::plan_kernel(k));

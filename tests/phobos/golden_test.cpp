@@ -1,5 +1,5 @@
-// Golden text of every IR level (tile IR, GPU plan, CUDA C++) and the inlining equivalence of
-// spec §5. Regenerate with PHOBOS_UPDATE_GOLDEN=1 after an intended change, and review the diff.
+// Golden text of every IR level (tile IR, GPU plan, CUDA C++, AOT C++) and the inlining equivalence
+// of spec §5. Regenerate with PHOBOS_UPDATE_GOLDEN=1 after an intended change, and review the diff.
 #include <gtest/gtest.h>
 
 #include "phobos/phobos.h"
@@ -55,6 +55,14 @@ TEST(PhobosGolden, CudaSource) {
   for (auto& c : cases()) {
     auto k = phobos::compile(example(c.file), c.file).kernel(c.kernel);
     std::string err = check_golden(std::string(c.golden) + ".cu", k.cuda_source(c.params));
+    EXPECT_TRUE(err.empty()) << err;
+  }
+}
+
+TEST(PhobosGolden, CppSource) {
+  for (auto& c : cases()) {
+    auto k = phobos::compile(example(c.file), c.file).kernel(c.kernel);
+    std::string err = check_golden(std::string(c.golden) + ".aot", k.cpp_source(c.params));
     EXPECT_TRUE(err.empty()) << err;
   }
 }

@@ -213,10 +213,11 @@ int main(int argc, char** argv) {
   bool verbose = false;
   auto* check = app.add_subcommand("check", "parse and type-check a .ph file");
   check->add_option("file", file)->required();
-  auto* emit = app.add_subcommand("emit", "print the IR, the GPU plan or the generated CUDA C++");
+  auto* emit = app.add_subcommand(
+      "emit", "print the IR, the GPU plan, the generated CUDA C++ or ahead-of-time CPU C++");
   emit->add_option("file", file)->required();
-  emit->add_option("--target", target, "ir | plan | cuda")
-      ->check(CLI::IsMember({"ir", "plan", "cuda"}));
+  emit->add_option("--target", target, "ir | plan | cuda | cpp")
+      ->check(CLI::IsMember({"ir", "plan", "cuda", "cpp"}));
   emit->add_option("--kernel", kname, "one kernel (default: all)");
   emit->add_option("--param", params, "autotune parameter values P=V (default: first candidates)");
   for (auto* sc :
@@ -257,6 +258,7 @@ int main(int argc, char** argv) {
         if (i) std::printf("\n");
         std::string out = target == "ir"     ? k.ir(mine)
                           : target == "plan" ? k.plan(mine)
+                          : target == "cpp"  ? k.cpp_source(mine)
                                              : k.cuda_source(mine);
         std::fwrite(out.data(), 1, out.size(), stdout);
       }

@@ -90,6 +90,8 @@ class Kernel {
   // take their first candidate).
   std::string ir(const std::map<std::string, int64_t>& params = {}) const;
   std::string cuda_source(const std::map<std::string, int64_t>& params = {}) const;
+  // Portable C++ of one instance for ahead-of-time CPU use (`phobosc emit --target=cpp`).
+  std::string cpp_source(const std::map<std::string, int64_t>& params = {}) const;
   std::string plan(const std::map<std::string, int64_t>& params = {}) const;  // GPU lowering plan
   // Runs the kernel; throws phobos::Error on a bad launch.
   void launch(std::span<const Arg> args, const LaunchOptions& opt = {}) const;

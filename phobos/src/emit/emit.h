@@ -10,6 +10,10 @@ namespace phobos {
 std::string emit_cuda(const Program& prog, const ir::Kernel& k);
 std::string cuda_entry_name(const ir::Kernel& k);
 
+// Portable C++ for ahead-of-time CPU use: an `extern "C"` function named like the CUDA entry,
+// equal to the interpreter bit for bit (emit_cpp.cpp).
+std::string emit_cpp(const Program& prog, const ir::Kernel& k);
+
 // Compiles (through the on-disk module cache) and launches on the current CUDA device.
 // Throws phobos::Error("no CUDA device ...") where there is none, or when built without CUDA.
 void cuda_launch(const Program& prog, const ir::Kernel& k, const BoundArgs& args, void* stream);
