@@ -8,15 +8,19 @@
 #include <span>
 #include <string>
 
+#include "core/internal.h"
+
 namespace tc::quant {
 
-// A validated problem: pointers are host pointers of the CPU backend.
+// A validated problem: pointers are the context's device pointers (host pointers on the CPU).
 struct MatmulProblem {
   tc_quant_matmul_desc d{};
   const uint8_t* w = nullptr;       // N rows of row_bytes(w_dtype, K); I8: N*K int8
   const float* w_scales = nullptr;  // I8 weights only: N floats
   const void* x = nullptr;          // [M,K] f32, or int8 when d.x_dtype = I8
   float* y = nullptr;               // [M,N] f32
+  tc_context* ctx = nullptr;        // rows serve only their context's device (pick_matmul_row)
+  void* stream = nullptr;           // CUDA: the cudaStream_t the row launches on
 };
 
 struct MatmulRow {
@@ -27,8 +31,9 @@ struct MatmulRow {
 };
 
 std::span<const MatmulRow> matmul_table();
-// The row for `p`: TC_Q4_USE_V1=1 forces the v1 row, else the first that can run. Returns
-// nullptr with the error message set when none can.
+// The row for `p` among the rows of its context's device (CUDA/cuBLASLt rows on a CUDA
+// context, the others on the CPU): TC_Q4_USE_V1=1 forces that device's v1 row (its last), else
+// the first that can run. Returns nullptr with the error message set when none can.
 const MatmulRow* pick_matmul_row(const MatmulProblem& p);
 
 // Whether the CPU has AVX2, FMA and F16C (CPUID, capped by TC_CPU_ISA).

@@ -56,10 +56,6 @@ tc_status_t validate(tc_context_t* ctx, const tc_quant_matmul_desc* d, tc_buffer
   if (d->x_dtype == TC_DTYPE_I8 && !std::isfinite(d->x_scale)) {
     return fail(TC_ERROR_INVALID_VALUE, "desc x_scale = {} is not finite", d->x_scale);
   }
-  if (ctx->device != TC_DEVICE_CPU) {
-    return fail(TC_ERROR_NOT_SUPPORTED, "quantized matmul has no CUDA row yet (ctx device {})",
-                static_cast<int>(ctx->device));
-  }
   const size_t M = static_cast<size_t>(d->M), N = static_cast<size_t>(d->N),
                K = static_cast<size_t>(d->K);
   const size_t w_bytes = N * (w_i8 ? K : q::row_bytes(*f, d->K));
@@ -76,6 +72,7 @@ tc_status_t validate(tc_context_t* ctx, const tc_quant_matmul_desc* d, tc_buffer
   p->w_scales = S ? static_cast<const float*>(S->ptr) : nullptr;
   p->x = X->ptr;
   p->y = static_cast<float*>(Y->ptr);
+  p->ctx = ctx;
   return TC_SUCCESS;
 }
 
@@ -85,7 +82,15 @@ tc_status_t run(tc_context_t* ctx, const tc_quant_matmul_desc* desc, tc_buffer_t
   TC_TRY(validate(ctx, desc, W, S, X, Y, &p));
   const q::MatmulRow* row = q::pick_matmul_row(p);
   if (row == nullptr) return TC_ERROR_NOT_SUPPORTED;
-  TC_TRY(row->run(p));
+  if (ctx->device == TC_DEVICE_CPU) {
+    TC_TRY(row->run(p));
+  } else {  // device rows launch on the device's queue; run_sync waits for them
+    TC_TRY(ctx->impl->run_sync([&](void* stream) {
+      q::MatmulProblem on_stream = p;
+      on_stream.stream = stream;
+      return row->run(on_stream);
+    }));
+  }
   tc::record_dispatch(row->backend, row->name);
   return TC_SUCCESS;
 }

@@ -1,11 +1,15 @@
 // The quantized matmul dispatch table: the fallback ladder, fastest first. A call runs the
-// first row whose can_run accepts it; TC_Q4_USE_V1=1 forces the v1 row. CUDA rows go above
-// the CPU rows when the CUDA backend adds them (can_run checks the device).
+// first row of its context's device whose can_run accepts it; TC_Q4_USE_V1=1 forces that
+// device's v1 row (its last row). The CUDA rows (src/cuda/quant_rows.h) go above the CPU rows
+// when src/cuda/quant.cmake is built (TC_CUDA_HAVE_QUANT).
 #include "core/env.h"
 #include "core/error.h"
 #include "cpu/cpu_features.h"
 #include "quant/blocks.h"
 #include "quant/matmul.h"
+#ifdef TC_CUDA_HAVE_QUANT
+#include "cuda/quant_rows.h"
+#endif
 
 namespace tc::quant {
 namespace {
@@ -31,6 +35,9 @@ bool gemv_f32_act(const MatmulProblem& p, tc_dtype_t w, bool quantized, std::str
 }
 
 const MatmulRow kRows[] = {
+#ifdef TC_CUDA_HAVE_QUANT
+    TC_QUANT_CUDA_ROWS
+#endif
     {TC_BACKEND_CPU, "gemv_q4_0_q8_0_avx2",
      [](const MatmulProblem& p, std::string& why) {
        return gemv_f32_act(p, TC_DTYPE_Q4_0, true, why);
@@ -90,9 +97,19 @@ std::span<const MatmulRow> matmul_table() {
 
 const MatmulRow* pick_matmul_row(const MatmulProblem& p) {
   const auto rows = matmul_table();
-  if (env::flag("TC_Q4_USE_V1")) return &rows.back();
+  const tc_device_t dev = p.ctx != nullptr ? p.ctx->device : TC_DEVICE_CPU;
+  auto on_device = [dev](const MatmulRow& r) {
+    const bool cuda = r.backend == TC_BACKEND_CUDA || r.backend == TC_BACKEND_CUBLASLT;
+    return cuda == (dev == TC_DEVICE_CUDA);
+  };
+  if (env::flag("TC_Q4_USE_V1")) {
+    for (size_t i = rows.size(); i-- > 0;) {
+      if (on_device(rows[i])) return &rows[i];
+    }
+  }
   std::string why, all;
   for (const MatmulRow& r : rows) {
+    if (!on_device(r)) continue;
     why.clear();
     if (r.can_run(p, why)) {
       log_debug(fmt::format("quant matmul M={} N={} K={}: {}", p.d.M, p.d.N, p.d.K, r.name));

@@ -1,0 +1,208 @@
+// `tc bench decode`: the synthetic Llama-2-7B decode step on CUDA (issue 4). 32 layers of
+// QKV 4096->12288, O 4096->4096, gate+up 4096->2x11008, down 11008->4096, plus the 32000x4096
+// head, in Q4_0 / Q8_0 / Q4_K with random valid blocks. All 129 GEMVs of a step are queued on
+// one stream with the launchers of src/cuda/quant_kernels.h (the kernels the dispatch table
+// picks) and captured into one CUDA graph, so launch gaps vanish; the graph is timed with CUDA
+// events (median). Prints tok/s, effective GB/s of weight bytes, the share of the copy
+// bandwidth measured in the same run, and the peak device memory of each format against
+// weight bytes + activations.
+#include "bench_decode.h"
+
+#include <cuda_runtime_api.h>
+#include <fmt/format.h>
+
+#include <map>
+#include <set>
+
+#include "cuda/quant_kernels.h"
+#include "gpu_timer.h"
+
+namespace tc::bench {
+namespace {
+
+namespace kq = tc::cuda::quant;
+
+struct Shape {
+  int N, K;
+};
+constexpr Shape kLayer[] = {{12288, 4096}, {4096, 4096}, {22016, 4096}, {4096, 11008}};
+constexpr Shape kHead = {32000, 4096};
+constexpr int kMaxBatch = 32;
+
+struct Buffer {
+  tc_buffer_t* b = nullptr;
+  Buffer() = default;
+  Buffer(const Buffer&) = delete;
+  Buffer(Buffer&& o) noexcept : b(o.b) { o.b = nullptr; }
+  ~Buffer() {
+    if (b) tc_buffer_free(b);
+  }
+  void reset() {
+    if (b) tc_buffer_free(b);
+    b = nullptr;
+  }
+  void* ptr() const { return tc_buffer_device_ptr(b); }
+};
+
+bool alloc(tc_context_t* ctx, size_t bytes, Buffer* out) {
+  if (tc_buffer_alloc(ctx, bytes, &out->b) == TC_SUCCESS) return true;
+  fmt::print(stderr, "tc bench decode: allocating {} bytes: {}\n", bytes, tc_last_error_message());
+  return false;
+}
+
+struct Step {
+  std::vector<Buffer> w;  // per GEMV of the step
+  std::vector<Shape> shape;
+  size_t weight_bytes = 0;
+};
+
+// Queues one decode step for `batch` rows; returns false (message printed) on a launch error.
+bool queue_step(const Step& s, tc_dtype_t fmt, int batch, const float* x, float* y, cudaStream_t st,
+                std::set<std::string>* kernels) {
+  for (size_t i = 0; i < s.w.size(); ++i) {
+    kq::Args a;
+    a.M = batch;
+    a.N = s.shape[i].N;
+    a.K = s.shape[i].K;
+    a.w_dtype = fmt;
+    a.w = s.w[i].ptr();
+    a.x = x;
+    a.y = y;
+    const char* name = nullptr;
+    if (kq::launch_decode(a, st, &name) != TC_SUCCESS) {
+      fmt::print(stderr, "tc bench decode: {}\n", tc_last_error_message());
+      return false;
+    }
+    kernels->insert(fmt::format("{}(K={})", name, a.K));
+  }
+  return true;
+}
+
+// Median ms of one graph launch of the step, or -1.
+double time_step(const Step& s, tc_dtype_t fmt, int batch, const float* x, float* y,
+                 cudaStream_t st, double seconds, std::set<std::string>* kernels) {
+  cudaGraph_t graph = nullptr;
+  cudaGraphExec_t exec = nullptr;
+  if (cudaStreamBeginCapture(st, cudaStreamCaptureModeThreadLocal) != cudaSuccess) return -1;
+  const bool ok = queue_step(s, fmt, batch, x, y, st, kernels);
+  if (cudaStreamEndCapture(st, &graph) != cudaSuccess || !ok) {
+    if (graph) cudaGraphDestroy(graph);
+    return -1;
+  }
+  double ms = -1;
+  if (cudaGraphInstantiate(&exec, graph, 0) == cudaSuccess) {
+    ms = median_ms(
+        st, [&](int) { return cudaGraphLaunch(exec, st) == cudaSuccess; }, seconds);
+    cudaGraphExecDestroy(exec);
+  }
+  cudaGraphDestroy(graph);
+  return ms;
+}
+
+}  // namespace
+
+tc_dtype_t quant_format_from_name(const std::string& name) {
+  static const std::map<std::string, tc_dtype_t> m = {{"q4_0", TC_DTYPE_Q4_0},
+                                                      {"q8_0", TC_DTYPE_Q8_0},
+                                                      {"q4_k", TC_DTYPE_Q4_K},
+                                                      {"q6_k", TC_DTYPE_Q6_K}};
+  const auto it = m.find(name);
+  return it == m.end() ? TC_DTYPE_F32 : it->second;
+}
+
+double copy_bandwidth_gbps(tc_context_t* ctx, void* stream) {
+  const size_t bytes = size_t(1) << 30;
+  Buffer a, b;
+  if (!alloc(ctx, bytes, &a) || !alloc(ctx, bytes, &b)) return 0;
+  auto st = static_cast<cudaStream_t>(stream);
+  cudaMemsetAsync(a.ptr(), 1, bytes, st);
+  const double ms = median_ms(
+      st,
+      [&](int i) {
+        void* src = i % 2 ? b.ptr() : a.ptr();
+        void* dst = i % 2 ? a.ptr() : b.ptr();
+        return cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, st) == cudaSuccess;
+      },
+      0.2);
+  return ms > 0 ? 2.0 * double(bytes) / (ms * 1e-3) / 1e9 : 0;
+}
+
+nlohmann::json run_decode_bench(tc_context_t* ctx, const DecodeBenchOptions& o) {
+  nlohmann::json doc = {{"bench", "decode"}, {"cells", nlohmann::json::array()}};
+  tc_stream_t* stream = nullptr;
+  if (tc_stream_create(ctx, &stream) != TC_SUCCESS) {
+    fmt::print(stderr, "tc bench decode: {}\n", tc_last_error_message());
+    return doc;
+  }
+  auto st = static_cast<cudaStream_t>(tc_stream_native_handle(stream));
+  const double copy = copy_bandwidth_gbps(ctx, st);
+  tc_context_trim(ctx);  // the copy buffers do not count in the peaks below
+  doc["copy_gbps"] = copy;
+  fmt::print("synthetic Llama-2-7B decode step ({} layers + head), one CUDA graph per step\n",
+             o.layers);
+  fmt::print("copy bandwidth {:.0f} GB/s (cudaMemcpy D2D of 1 GiB, bytes read + written)\n\n",
+             copy);
+  fmt::print("{:>6} | {:>5} | {:>8} | {:>8} | {:>7} | {:>6} | kernels\n", "format", "batch",
+             "ms/step", "tok/s", "GB/s", "% copy");
+  for (const std::string& name : o.formats) {
+    const tc_dtype_t f = quant_format_from_name(name);
+    Step s;
+    for (int l = 0; l < o.layers; ++l)
+      for (const Shape& sh : kLayer) s.shape.push_back(sh);
+    s.shape.push_back(kHead);
+    Buffer x, y;
+    bool ok = alloc(ctx, size_t(kMaxBatch) * 11008 * 4, &x) &&
+              alloc(ctx, size_t(kMaxBatch) * kHead.N * 4, &y);
+    for (size_t i = 0; ok && i < s.shape.size(); ++i) {
+      const size_t bytes = tc_quant_row_bytes(f, s.shape[i].K) * s.shape[i].N;
+      s.w.emplace_back();
+      ok = alloc(ctx, bytes, &s.w.back()) &&
+           kq::launch_fill_random_blocks(f, s.w.back().ptr(), s.shape[i].N, s.shape[i].K, i + 1,
+                                         st) == TC_SUCCESS;
+      s.weight_bytes += bytes;
+    }
+    ok = ok &&
+         fill_random(x.ptr(), TC_DTYPE_F32, size_t(kMaxBatch) * 11008, 5, st) == cudaSuccess &&
+         cudaStreamSynchronize(st) == cudaSuccess;
+    if (!ok) {
+      fmt::print(stderr, "tc bench decode: {}: setup failed: {}\n", name, tc_last_error_message());
+      continue;
+    }
+    for (int batch : o.batches) {
+      std::set<std::string> kernels;
+      const double ms = time_step(s, f, batch, static_cast<const float*>(x.ptr()),
+                                  static_cast<float*>(y.ptr()), st, o.seconds, &kernels);
+      const double gbps = ms > 0 ? double(s.weight_bytes) / (ms * 1e-3) / 1e9 : 0;
+      std::string ks;
+      for (const auto& k : kernels) ks += (ks.empty() ? "" : " ") + k;
+      fmt::print("{:>6} | {:>5} | {:>8.3f} | {:>8.1f} | {:>7.0f} | {:>5.1f}% | {}\n", name, batch,
+                 ms, ms > 0 ? batch * 1e3 / ms : 0.0, gbps, copy > 0 ? 100 * gbps / copy : 0.0, ks);
+      doc["cells"].push_back({{"format", name},
+                              {"batch", batch},
+                              {"ms", ms},
+                              {"tok_s", ms > 0 ? batch * 1e3 / ms : 0.0},
+                              {"gbps", gbps},
+                              {"copy_share", copy > 0 ? gbps / copy : 0.0},
+                              {"kernels", ks}});
+    }
+    uint64_t live = 0, held = 0, peak = 0;
+    tc_context_memory_stats(ctx, &live, &held, &peak);
+    const double act = double(tc_buffer_size(x.b) + tc_buffer_size(y.b));
+    const double limit = 1.05 * double(s.weight_bytes) + act;
+    fmt::print(
+        "{:>6}   peak device memory {:.3f} GB: weights {:.3f} GB + activations {:.1f} MB "
+        "-> {:.2f}% over the weights ({} the +5% bound)\n",
+        name, peak / 1e9, s.weight_bytes / 1e9, act / 1e6,
+        100.0 * (double(peak) - act - double(s.weight_bytes)) / double(s.weight_bytes),
+        double(peak) <= limit ? "within" : "OVER");
+    doc["memory"][name] = {{"peak", peak}, {"weights", s.weight_bytes}, {"activations", act}};
+    s.w.clear();
+    x.reset();
+    y.reset();
+    tc_context_trim(ctx);
+  }
+  tc_stream_destroy(stream);
+  return doc;
+}
+
+}  // namespace tc::bench

@@ -1,0 +1,148 @@
+// `tc bench quant` on CUDA (issue 4): GB/s of weight bytes of each decode kernel (the one the
+// table picks for M, and v1 at M = 1) on the hot-weight shape of llama.cpp's harness (W 4096 x
+// 14336, one copy, so it sits in the 60 MB L2) and on 4096x4096 / 14336x4096 weights rotated
+// through >= 256 MB of copies (streamed from HBM); TFLOP/s of prefill M = 512 through the
+// public call (f16 temporaries when 8-bit-class error is allowed, f32 otherwise) next to
+// tc_gemm in f16 on the same shape.
+#include <cuda_runtime_api.h>
+#include <fmt/format.h>
+
+#include "bench_decode.h"
+#include "cuda/quant_kernels.h"
+#include "gpu_timer.h"
+
+namespace tc::bench {
+namespace {
+
+namespace kq = tc::cuda::quant;
+
+struct DecodeShape {
+  const char* label;
+  int N, K;
+  bool rotate;
+};
+constexpr DecodeShape kShapes[] = {{"hot 4096x14336", 4096, 14336, false},
+                                   {"rotated 4096x4096", 4096, 4096, true},
+                                   {"rotated 14336x4096", 14336, 4096, true}};
+
+struct Buf {
+  tc_buffer_t* b = nullptr;
+  explicit Buf(tc_context_t* ctx, size_t bytes) {
+    if (tc_buffer_alloc(ctx, bytes, &b) != TC_SUCCESS) b = nullptr;
+  }
+  ~Buf() {
+    if (b) tc_buffer_free(b);
+  }
+  Buf(const Buf&) = delete;
+  uint8_t* ptr() const { return static_cast<uint8_t*>(tc_buffer_device_ptr(b)); }
+};
+
+// Median ms of the public call (which synchronizes) on the context's own queue.
+double time_public(cudaStream_t st, double seconds, const std::function<tc_status_t()>& call) {
+  return median_ms_sync(
+      st, [&](int) { return call() == TC_SUCCESS; }, seconds);
+}
+
+}  // namespace
+
+nlohmann::json run_quant_kernel_bench(tc_context_t* ctx, const QuantKernelBenchOptions& o) {
+  nlohmann::json doc = {{"bench", "quant"},
+                        {"decode", nlohmann::json::array()},
+                        {"prefill", nlohmann::json::array()}};
+  tc_stream_t* stream = nullptr;
+  if (tc_stream_create(ctx, &stream) != TC_SUCCESS) return doc;
+  auto st = static_cast<cudaStream_t>(tc_stream_native_handle(stream));
+  const double copy = copy_bandwidth_gbps(ctx, st);
+  tc_context_trim(ctx);
+  doc["copy_gbps"] = copy;
+  fmt::print("decode kernels, GB/s of weight bytes (copy bandwidth {:.0f} GB/s in this run)\n",
+             copy);
+  fmt::print("{:>6} | {:>19} | {:>3} | {:>22} | {:>9} | {:>7} | {:>6}\n", "format", "shape", "M",
+             "kernel", "us", "GB/s", "% copy");
+  for (const std::string& name : o.formats) {
+    const tc_dtype_t f = quant_format_from_name(name);
+    for (const DecodeShape& sh : kShapes) {
+      const size_t bytes = tc_quant_row_bytes(f, sh.K) * sh.N;
+      const size_t copies = sh.rotate ? std::max<size_t>(2, (size_t(256) << 20) / bytes + 1) : 1;
+      Buf w(ctx, bytes * copies), x(ctx, size_t(32) * sh.K * 4), y(ctx, size_t(32) * sh.N * 4);
+      if (!w.b || !x.b || !y.b) continue;
+      kq::launch_fill_random_blocks(f, w.ptr(), int64_t(sh.N) * copies, sh.K, 11, st);
+      fill_random(x.ptr(), TC_DTYPE_F32, size_t(32) * sh.K, 12, st);
+      for (int M : o.ms) {
+        for (bool v1 : {false, true}) {
+          if (v1 && M != 1) continue;
+          kq::Args a;
+          a.M = M;
+          a.N = sh.N;
+          a.K = sh.K;
+          a.w_dtype = f;
+          a.x = x.ptr();
+          a.y = reinterpret_cast<float*>(y.ptr());
+          const char* kernel = "cuda_quant_v1";
+          const double ms = median_ms(
+              st,
+              [&](int i) {
+                a.w = w.ptr() + bytes * (size_t(i) % copies);
+                return (v1 ? kq::launch_v1(a, st) : kq::launch_decode(a, st, &kernel)) ==
+                       TC_SUCCESS;
+              },
+              o.seconds);
+          const double gbps = ms > 0 ? double(bytes) / (ms * 1e-3) / 1e9 : 0;
+          fmt::print("{:>6} | {:>19} | {:>3} | {:>22} | {:>9.1f} | {:>7.0f} | {:>5.1f}%\n", name,
+                     sh.label, M, kernel, ms * 1e3, gbps, copy > 0 ? 100 * gbps / copy : 0.0);
+          doc["decode"].push_back({{"format", name},
+                                   {"shape", sh.label},
+                                   {"M", M},
+                                   {"kernel", kernel},
+                                   {"us", ms * 1e3},
+                                   {"gbps", gbps}});
+        }
+      }
+    }
+  }
+  // Prefill through the public API, against the f16 GEMM of the same shape.
+  const int M = o.prefill_m, N = 4096, K = 14336;
+  const double flop = 2.0 * M * N * K;
+  Buf a16(ctx, size_t(M) * K * 2), b16(ctx, size_t(N) * K * 2), c32(ctx, size_t(M) * N * 4),
+      x(ctx, size_t(M) * K * 4);
+  if (a16.b && b16.b && c32.b && x.b) {
+    fill_random(a16.ptr(), TC_DTYPE_F16, size_t(M) * K, 21, st);
+    fill_random(b16.ptr(), TC_DTYPE_F16, size_t(N) * K, 22, st);
+    fill_random(x.ptr(), TC_DTYPE_F32, size_t(M) * K, 23, st);
+    cudaStreamSynchronize(st);
+    const tc_gemm_desc gd{
+        M, N, K, TC_DTYPE_F16, TC_DTYPE_F16, TC_DTYPE_F32, TC_DTYPE_F32, false, true, 1.0f, 0.0f,
+        0, 0, 0};
+    const double f16_ms =
+        time_public(st, o.seconds, [&] { return tc_gemm(ctx, &gd, a16.b, b16.b, c32.b); });
+    const double f16_tf = f16_ms > 0 ? flop / (f16_ms * 1e-3) / 1e12 : 0;
+    fmt::print("\nprefill M={} N={} K={}: tc_gemm f16 {:.0f} TFLOP/s ({})\n", M, N, K, f16_tf,
+               tc_last_instance());
+    fmt::print("{:>6} | {:>5} | {:>44} | {:>8} | {:>7}\n", "format", "act8", "row", "TFLOP/s",
+               "x f16");
+    for (const std::string& name : o.formats) {
+      const tc_dtype_t f = quant_format_from_name(name);
+      Buf w(ctx, tc_quant_row_bytes(f, K) * N);
+      if (!w.b) continue;
+      kq::launch_fill_random_blocks(f, w.ptr(), N, K, 31, st);
+      cudaStreamSynchronize(st);
+      for (bool act8 : {true, false}) {
+        const tc_quant_matmul_desc d{M, N, K, f, TC_DTYPE_F32, TC_DTYPE_F32, act8, 0};
+        const double ms = time_public(
+            st, o.seconds, [&] { return tc_gemm_quantized(ctx, &d, w.b, nullptr, x.b, c32.b); });
+        const double tf = ms > 0 ? flop / (ms * 1e-3) / 1e12 : 0;
+        fmt::print("{:>6} | {:>5} | {:>44} | {:>8.1f} | {:>6.2f}x\n", name, act8 ? "yes" : "no",
+                   tc_last_instance(), tf, f16_tf > 0 ? tf / f16_tf : 0.0);
+        doc["prefill"].push_back({{"format", name},
+                                  {"act8", act8},
+                                  {"row", tc_last_instance()},
+                                  {"tflops", tf},
+                                  {"f16_tflops", f16_tf}});
+      }
+    }
+  }
+  tc_stream_destroy(stream);
+  return doc;
+}
+
+}  // namespace tc::bench

@@ -1,0 +1,76 @@
+// Device-side block decoding shared by the quantized kernels (GGUF layouts, src/quant/blocks.h).
+// The f32 group decoder evaluates like the reference dequantizers (explicit _rn products, no
+// FMA contraction), so the v1 and prefill paths see the very weights the tests' float64
+// reference is built from.
+#pragma once
+
+#include <cuda_fp16.h>
+
+#include <cstdint>
+
+namespace tc::cuda::quant {
+
+enum Fmt : int { kQ4_0 = 0, kQ8_0 = 1, kQ4_K = 2, kQ6_K = 3 };
+
+__device__ __forceinline__ float h2f(uint16_t h) {
+  return __half2float(__ushort_as_half(h));
+}
+
+__device__ __forceinline__ uint16_t ld_u16(const uint8_t* p) {
+  return *reinterpret_cast<const uint16_t*>(p);  // blocks are 2-byte aligned
+}
+
+// get_scale_min_k4 of ggml: sub-block j's 6-bit scale and min from a Q4_K scales[12].
+__device__ __forceinline__ void q4k_scale_min(int j, const uint8_t* q, int* sc, int* m) {
+  if (j < 4) {
+    *sc = q[j] & 63;
+    *m = q[j + 4] & 63;
+  } else {
+    *sc = (q[j + 4] & 0x0f) | ((q[j - 4] >> 6) << 4);
+    *m = (q[j + 4] >> 4) | ((q[j] >> 6) << 4);
+  }
+}
+
+__host__ __device__ constexpr int block_elems(int fmt) {
+  return fmt == kQ4_K || fmt == kQ6_K ? 256 : 32;
+}
+__host__ __device__ constexpr int block_bytes(int fmt) {
+  return fmt == kQ4_0 ? 18 : fmt == kQ8_0 ? 34 : fmt == kQ4_K ? 144 : 210;
+}
+
+// Elements 32*g .. 32*g+31 of a row, as the reference dequantizer computes them.
+__device__ __forceinline__ void decode_group32(int fmt, const uint8_t* row, int g, float* out) {
+  if (fmt == kQ4_0) {
+    const uint8_t* b = row + 18 * g;
+    const float d = h2f(ld_u16(b));
+    for (int j = 0; j < 16; ++j) {
+      out[j] = __fmul_rn(static_cast<float>((b[2 + j] & 15) - 8), d);
+      out[j + 16] = __fmul_rn(static_cast<float>((b[2 + j] >> 4) - 8), d);
+    }
+  } else if (fmt == kQ8_0) {
+    const uint8_t* b = row + 34 * g;
+    const float d = h2f(ld_u16(b));
+    for (int j = 0; j < 32; ++j) out[j] = __fmul_rn(static_cast<float>(int8_t(b[2 + j])), d);
+  } else if (fmt == kQ4_K) {
+    const uint8_t* b = row + 144 * (g / 8);
+    const int j = g % 8, c = j / 2, shift = 4 * (j & 1);
+    const float d = h2f(ld_u16(b)), dmin = h2f(ld_u16(b + 2));
+    int sc, m;
+    q4k_scale_min(j, b + 4, &sc, &m);
+    const float d1 = __fmul_rn(d, float(sc)), m1 = __fmul_rn(dmin, float(m));
+    const uint8_t* q = b + 16 + 32 * c;
+    for (int l = 0; l < 32; ++l) out[l] = __fsub_rn(__fmul_rn(d1, float((q[l] >> shift) & 15)), m1);
+  } else {  // Q6_K: ql[128] qh[64] scales[16] d
+    const uint8_t* b = row + 210 * (g / 8);
+    const float d = h2f(ld_u16(b + 208));
+    const int e0 = 32 * (g % 8), n = e0 >> 7, gg = (e0 >> 5) & 3;
+    for (int l = 0; l < 32; ++l) {
+      const int lo = (b[64 * n + l + 32 * (gg & 1)] >> (4 * (gg >> 1))) & 0xf;
+      const int hi = (b[128 + 32 * n + l] >> (2 * gg)) & 3;
+      const int sc = int8_t(b[192 + ((e0 + l) >> 4)]);
+      out[l] = __fmul_rn(__fmul_rn(d, float(sc)), float((lo | (hi << 4)) - 32));
+    }
+  }
+}
+
+}  // namespace tc::cuda::quant

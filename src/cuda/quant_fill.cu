@@ -1,0 +1,79 @@
+// Decode-kernel choice for the benchmark and random valid blocks as benchmark data
+// (quant_kernels.h).
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include "cuda/quant_dequant.cuh"
+#include "cuda/quant_launch.cuh"
+
+namespace tc::cuda::quant {
+namespace {
+
+__device__ __forceinline__ uint32_t mix(uint64_t v) {  // splitmix64 finalizer
+  v += 0x9E3779B97F4A7C15ull;
+  v = (v ^ (v >> 30)) * 0xBF58476D1CE4E5B9ull;
+  v = (v ^ (v >> 27)) * 0x94D049BB133111EBull;
+  return uint32_t((v ^ (v >> 31)) >> 16);
+}
+
+__device__ __forceinline__ uint16_t scale_bits(uint32_t h) {
+  return __half_as_ushort(__float2half(0.01f + 0.01f * float(h & 1023) / 1024.0f));
+}
+
+// One thread per block of the format: random bytes, then valid scales at the fp16 fields.
+__global__ void fill_kernel(uint8_t* w, size_t blocks, int fmt, uint64_t seed) {
+  const size_t b = size_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (b >= blocks) return;
+  const int bytes = block_bytes(fmt);
+  uint8_t* p = w + b * bytes;
+  for (int i = 0; i < bytes; i += 2) {
+    const uint32_t h = mix(seed * 0x100000001B3ull + b * bytes + i);
+    p[i] = uint8_t(h);
+    p[i + 1] = uint8_t(h >> 8);
+  }
+  const uint32_t h = mix(~seed + b);
+  const int at = fmt == kQ6_K ? 208 : 0;
+  const uint16_t d = scale_bits(h);
+  p[at] = uint8_t(d);
+  p[at + 1] = uint8_t(d >> 8);
+  if (fmt == kQ4_K) {
+    const uint16_t dmin = scale_bits(h >> 12);
+    p[2] = uint8_t(dmin);
+    p[3] = uint8_t(dmin >> 8);
+  }
+}
+
+}  // namespace
+
+tc_status_t launch_fill_random_blocks(tc_dtype_t format, void* w, int64_t rows, int64_t k,
+                                      uint64_t seed, void* stream) {
+  const int fmt = format_code(format);
+  if (fmt < 0) return TC_ERROR_UNSUPPORTED_DTYPE;
+  const size_t blocks = size_t(rows) * size_t(k) / block_elems(fmt);
+  const unsigned grid = unsigned((blocks + 255) / 256);
+  fill_kernel<<<grid, 256, 0, static_cast<cudaStream_t>(stream)>>>(static_cast<uint8_t*>(w), blocks,
+                                                                   fmt, seed);
+  return launched("quant random-block fill launch");
+}
+
+tc_status_t launch_decode(const Args& a, void* stream, const char** name) {
+  std::string why;
+  const char* row = "cuda_quant_v1";
+  tc_status_t st;
+  if (a.w_dtype == TC_DTYPE_I8 && i8_gemv_supports(a, why)) {
+    row = "cuda_gemv_i8";
+    st = launch_i8_gemv(a, stream);
+  } else if (gemv_supports(a, why)) {
+    row = "cuda_gemv_quant_f32";
+    st = launch_gemv(a, stream);
+  } else if (mma_supports(a, why)) {
+    row = "cuda_mma_quant_batch";
+    st = launch_mma(a, stream);
+  } else {
+    st = launch_v1(a, stream);
+  }
+  if (name != nullptr) *name = row;
+  return st;
+}
+
+}  // namespace tc::cuda::quant

@@ -1,0 +1,70 @@
+// The CUDA kernels of the quantized matmul Y[M,N] = X[M,K] * dequant(W[N,K])^T and their
+// launchers. No CUDA type appears here: the dispatch rows (src/quant/quant_cuda_rows.cpp) are
+// compiled by the C++ compiler, and bench/bench_decode.cpp queues the same launchers on its
+// own stream to capture a whole decode step into a CUDA graph (the public calls synchronize).
+//
+// Every launcher queues its work on `stream` (a cudaStream_t) and returns at once; a launch
+// error comes back as TC_ERROR_BACKEND_FAILURE with the message set. Pointers are device
+// pointers; W rows are GGUF rows (docs/quant.md). The exported symbols (TC_QUANT_LAUNCH) are
+// tc-internal: only the in-tree benchmark and tests use them.
+#pragma once
+
+#include <tc/tc.h>
+
+#include <cstddef>
+#include <string>
+
+#define TC_QUANT_LAUNCH __attribute__((visibility("default")))
+
+namespace tc::cuda::quant {
+
+struct Args {
+  int M = 0, N = 0, K = 0;
+  tc_dtype_t w_dtype = TC_DTYPE_Q4_0;  // Q4_0, Q8_0, Q4_K, Q6_K or I8
+  tc_dtype_t x_dtype = TC_DTYPE_F32;   // F32, or I8 with I8 weights (x = x_scale * q)
+  const void* w = nullptr;
+  const float* w_scales = nullptr;  // I8 weights: N floats
+  const void* x = nullptr;          // [M,K]
+  float x_scale = 1.0f;
+  float* y = nullptr;  // [M,N] f32
+};
+
+// v1: the simple first kernel; every format (I8 too), every M. One CTA per output row and
+// group of 8 activation rows; each thread dequantizes 32 weights at a time in f32 exactly as
+// the reference does. The tested fallback (TC_Q4_USE_V1=1).
+TC_QUANT_LAUNCH tc_status_t launch_v1(const Args& a, void* stream);
+
+// Decode GEMV, M <= 8, f32 activations kept f32 (exact path): Q4_0, Q8_0, Q4_K. Activations
+// are staged once per CTA in shared memory, transposed by 32-element group so that the lanes
+// of a warp (one weight row, one group per lane) read them without bank conflicts; weights are
+// read once, dequantized in registers, scales applied once per group.
+TC_QUANT_LAUNCH bool gemv_supports(const Args& a, std::string& why);
+TC_QUANT_LAUNCH tc_status_t launch_gemv(const Args& a, void* stream);
+
+// Batched decode, M <= 32: mma.sync m16n8k16 with f16 weight fragments holding the exact small
+// integers of the blocks (Q4_0 q-8, Q8_0 q, Q4_K q) and f32 scales applied per 32-group after
+// each pair of MMAs. Activations are split x = hi + lo (two f16), so the products keep ~22 bits
+// and the f32 bound (1e-4) holds. Each weight tile is dequantized once for the whole batch.
+TC_QUANT_LAUNCH bool mma_supports(const Args& a, std::string& why);
+TC_QUANT_LAUNCH tc_status_t launch_mma(const Args& a, void* stream);
+
+// Int8 weights with an f32 scale per row, M <= 8: one warp per row, 16-byte weight loads.
+TC_QUANT_LAUNCH bool i8_gemv_supports(const Args& a, std::string& why);
+TC_QUANT_LAUNCH tc_status_t launch_i8_gemv(const Args& a, void* stream);
+
+// Prefill helpers: W -> dense [N,K] f16 or f32 (every format, I8 with its scales) and X ->
+// dense [M,K] f16 or f32 (X f32, or I8 times x_scale).
+TC_QUANT_LAUNCH tc_status_t launch_dequant_w(const Args& a, bool to_f16, void* out, void* stream);
+TC_QUANT_LAUNCH tc_status_t launch_convert_x(const Args& a, bool to_f16, void* out, void* stream);
+
+// The decode kernel the table's CUDA rows would pick for `a` (M <= 32): the GEMV where it
+// serves, else the MMA batch kernel, else v1; `name` (optional) gets the row's name.
+TC_QUANT_LAUNCH tc_status_t launch_decode(const Args& a, void* stream, const char** name);
+
+// Benchmark data: `rows` rows of `k` weights of a block format with random quants and fp16
+// scales in [0.01, 0.02) (the mins of Q4_K too), a hash of (seed, byte index): valid blocks
+// without host traffic.
+TC_QUANT_LAUNCH tc_status_t launch_fill_random_blocks(tc_dtype_t format, void* w, int64_t rows,
+                                                      int64_t k, uint64_t seed, void* stream);
+
+}  // namespace tc::cuda::quant

@@ -1,0 +1,52 @@
+// Launch plumbing shared by the quantized kernels' .cu files.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include "cuda/quant_kernels.h"
+
+namespace tc::cuda {
+tc_status_t cuda_fail(cudaError_t e, const char* what);  // device.cpp
+}
+
+namespace tc::cuda::quant {
+
+inline tc_status_t launched(const char* what) {
+  const cudaError_t e = cudaGetLastError();
+  return e == cudaSuccess ? TC_SUCCESS : cuda_fail(e, what);
+}
+
+inline int format_code(tc_dtype_t t) {
+  switch (t) {
+    case TC_DTYPE_Q4_0:
+      return 0;
+    case TC_DTYPE_Q8_0:
+      return 1;
+    case TC_DTYPE_Q4_K:
+      return 2;
+    case TC_DTYPE_Q6_K:
+      return 3;
+    default:
+      return -1;  // I8
+  }
+}
+
+inline size_t w_row_bytes(const Args& a) {
+  switch (a.w_dtype) {
+    case TC_DTYPE_Q4_0:
+      return size_t(a.K) / 32 * 18;
+    case TC_DTYPE_Q8_0:
+      return size_t(a.K) / 32 * 34;
+    case TC_DTYPE_Q4_K:
+      return size_t(a.K) / 256 * 144;
+    case TC_DTYPE_Q6_K:
+      return size_t(a.K) / 256 * 210;
+    default:
+      return size_t(a.K);
+  }
+}
+
+// Multiprocessors of the current device (cached per ordinal).
+int sm_count();
+
+}  // namespace tc::cuda::quant

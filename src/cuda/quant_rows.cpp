@@ -1,0 +1,130 @@
+// The CUDA rows of the quantized matmul table: thin adapters from the validated problem to the
+// launchers of quant_kernels.h, plus the prefill path (dense temporaries + tc's GEMM table).
+// run() is called inside the device's run_sync, which synchronizes after it returns.
+#include "cuda/quant_rows.h"
+
+#include <cuda_runtime_api.h>
+
+#include "core/dispatch.h"
+#include "core/error.h"
+#include "cuda/quant_kernels.h"
+
+namespace tc::cuda {
+tc_status_t cuda_fail(cudaError_t e, const char* what);  // device.cpp
+}
+
+namespace tc::cuda::quant_rows {
+namespace {
+
+namespace kq = tc::cuda::quant;
+
+kq::Args args(const tc::quant::MatmulProblem& p) {
+  kq::Args a;
+  a.M = p.d.M;
+  a.N = p.d.N;
+  a.K = p.d.K;
+  a.w_dtype = p.d.w_dtype;
+  a.x_dtype = p.d.x_dtype;
+  a.w = p.w;
+  a.w_scales = p.w_scales;
+  a.x = p.x;
+  a.x_scale = p.d.x_scale;
+  a.y = p.y;
+  return a;
+}
+
+bool on_cuda(const tc::quant::MatmulProblem& p, std::string& why) {
+  if (p.ctx != nullptr && p.ctx->device == TC_DEVICE_CUDA) return true;
+  why = "not a CUDA context";
+  return false;
+}
+
+// A device allocation released after the stream has finished with it.
+struct Scratch {
+  tc_context* ctx;
+  void* stream;
+  void* ptr = nullptr;
+  ~Scratch() {
+    if (ptr == nullptr) return;
+    cudaStreamSynchronize(static_cast<cudaStream_t>(stream));
+    ctx->impl->release(ptr);
+  }
+};
+
+tc_status_t prefill(const tc::quant::MatmulProblem& p, bool f16) {
+  const kq::Args a = args(p);
+  const size_t esz = f16 ? 2 : 4;
+  Scratch w{p.ctx, p.stream}, x{p.ctx, p.stream};
+  TC_TRY(p.ctx->impl->alloc(size_t(a.N) * a.K * esz, &w.ptr));
+  TC_TRY(p.ctx->impl->alloc(size_t(a.M) * a.K * esz, &x.ptr));
+  TC_TRY(kq::launch_dequant_w(a, f16, w.ptr, p.stream));
+  TC_TRY(kq::launch_convert_x(a, f16, x.ptr, p.stream));
+  GemmProblem g;
+  const tc_dtype_t t = f16 ? TC_DTYPE_F16 : TC_DTYPE_F32;
+  g.d = tc_gemm_desc{a.M,   a.N,  a.K,  t,    t,   TC_DTYPE_F32, TC_DTYPE_F32,
+                     false, true, 1.0f, 0.0f, a.K, a.K,          a.N};
+  g.a = x.ptr;
+  g.b = w.ptr;
+  g.c = a.y;
+  g.ctx = p.ctx;
+  g.stream = p.stream;
+  const GemmRow* row = pick_gemm_row(g);
+  if (row == nullptr) return TC_ERROR_NOT_SUPPORTED;
+  TC_TRY(row->run(g));
+  // What served the GEMM stays visible in tc_last_instance().
+  note_instance(intern_name(
+      std::string(f16 ? "cuda_prefill_dequant_f16_gemm+" : "cuda_prefill_dequant_f32_gemm+") +
+      row->name));
+  return TC_SUCCESS;
+}
+
+}  // namespace
+
+bool gemv_can_run(const tc::quant::MatmulProblem& p, std::string& why) {
+  return on_cuda(p, why) && kq::gemv_supports(args(p), why);
+}
+tc_status_t gemv_run(const tc::quant::MatmulProblem& p) {
+  return kq::launch_gemv(args(p), p.stream);
+}
+
+bool i8_gemv_can_run(const tc::quant::MatmulProblem& p, std::string& why) {
+  return on_cuda(p, why) && kq::i8_gemv_supports(args(p), why);
+}
+tc_status_t i8_gemv_run(const tc::quant::MatmulProblem& p) {
+  return kq::launch_i8_gemv(args(p), p.stream);
+}
+
+bool mma_can_run(const tc::quant::MatmulProblem& p, std::string& why) {
+  return on_cuda(p, why) && kq::mma_supports(args(p), why);
+}
+tc_status_t mma_run(const tc::quant::MatmulProblem& p) {
+  return kq::launch_mma(args(p), p.stream);
+}
+
+bool prefill_f16_can_run(const tc::quant::MatmulProblem& p, std::string& why) {
+  if (!on_cuda(p, why)) return false;
+  if (!p.d.quantize_activations) return (why = "f16 rounding not allowed", false);
+  if (p.d.M < 64) return (why = "M < 64", false);
+  return true;
+}
+tc_status_t prefill_f16_run(const tc::quant::MatmulProblem& p) {
+  return prefill(p, true);
+}
+
+bool prefill_f32_can_run(const tc::quant::MatmulProblem& p, std::string& why) {
+  if (!on_cuda(p, why)) return false;
+  if (p.d.M <= 8) return (why = "M <= 8 is served by the GEMV rows", false);
+  return true;
+}
+tc_status_t prefill_f32_run(const tc::quant::MatmulProblem& p) {
+  return prefill(p, false);
+}
+
+bool v1_can_run(const tc::quant::MatmulProblem& p, std::string& why) {
+  return on_cuda(p, why);
+}
+tc_status_t v1_run(const tc::quant::MatmulProblem& p) {
+  return kq::launch_v1(args(p), p.stream);
+}
+
+}  // namespace tc::cuda::quant_rows

@@ -1,0 +1,42 @@
+// The CUDA rows of the quantized matmul table (src/quant/quant_table.cpp puts them above the
+// CPU rows when TC_CUDA_HAVE_QUANT is defined, i.e. when src/cuda/quant.cmake is built). No
+// CUDA type here: quant_table.cpp is plain C++.
+#pragma once
+
+#include <string>
+
+#include "quant/matmul.h"
+
+namespace tc::cuda::quant_rows {
+
+bool gemv_can_run(const tc::quant::MatmulProblem& p, std::string& why);
+tc_status_t gemv_run(const tc::quant::MatmulProblem& p);
+bool i8_gemv_can_run(const tc::quant::MatmulProblem& p, std::string& why);
+tc_status_t i8_gemv_run(const tc::quant::MatmulProblem& p);
+bool mma_can_run(const tc::quant::MatmulProblem& p, std::string& why);
+tc_status_t mma_run(const tc::quant::MatmulProblem& p);
+// Prefill: W and X expanded to dense f16 (only when quantize_activations allows the f16
+// rounding) or f32, then tc's own CUDA GEMM through the GEMM table.
+bool prefill_f16_can_run(const tc::quant::MatmulProblem& p, std::string& why);
+tc_status_t prefill_f16_run(const tc::quant::MatmulProblem& p);
+bool prefill_f32_can_run(const tc::quant::MatmulProblem& p, std::string& why);
+tc_status_t prefill_f32_run(const tc::quant::MatmulProblem& p);
+bool v1_can_run(const tc::quant::MatmulProblem& p, std::string& why);
+tc_status_t v1_run(const tc::quant::MatmulProblem& p);
+
+}  // namespace tc::cuda::quant_rows
+
+// clang-format off
+#define TC_QUANT_CUDA_ROWS                                                                         \
+  {TC_BACKEND_CUDA, "cuda_gemv_quant_f32", cuda::quant_rows::gemv_can_run,                       \
+   cuda::quant_rows::gemv_run},                                                                   \
+  {TC_BACKEND_CUDA, "cuda_gemv_i8", cuda::quant_rows::i8_gemv_can_run,                           \
+   cuda::quant_rows::i8_gemv_run},                                                                \
+  {TC_BACKEND_CUDA, "cuda_mma_quant_batch", cuda::quant_rows::mma_can_run,                       \
+   cuda::quant_rows::mma_run},                                                                    \
+  {TC_BACKEND_CUDA, "cuda_prefill_dequant_f16_gemm", cuda::quant_rows::prefill_f16_can_run,      \
+   cuda::quant_rows::prefill_f16_run},                                                            \
+  {TC_BACKEND_CUDA, "cuda_prefill_dequant_f32_gemm", cuda::quant_rows::prefill_f32_can_run,      \
+   cuda::quant_rows::prefill_f32_run},                                                            \
+  {TC_BACKEND_CUDA, "cuda_quant_v1", cuda::quant_rows::v1_can_run, cuda::quant_rows::v1_run},
+// clang-format on
