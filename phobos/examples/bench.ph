@@ -18,7 +18,7 @@ kernel sgemm_big(A: tensor<f32>[M, K], B: tensor<f32>[K, N], C: tensor<f32>[M, N
 
 @tensorcore
 @pipeline
-@autotune(BM in [128, 256], BN in [128, 256], BK in [32, 64], T in [256])
+@autotune(BM in [128, 256], BN in [128, 256], BK in [32, 64], T in [256, 128])
 @launch(T)
 @aligned(M = BM, N = BN, K = BK)
 kernel hgemm_big(A: tensor<f16>[M, K], B: tensor<f16>[K, N], C: tensor<f16>[M, N]) {
@@ -44,7 +44,7 @@ kernel hgemm_any(A: tensor<f16>[M, K], B: tensor<f16>[K, N], C: tensor<f16>[M, N
 
 @tensorcore
 @pipeline
-@autotune(BM in [128, 256], BN in [128, 256], BK in [32, 64], T in [256])
+@autotune(BM in [128, 256], BN in [128, 256], BK in [32, 64], T in [256, 128])
 @launch(T)
 kernel linear_gelu(X: tensor<f16>[M, K], W: tensor<f16>[N, K], bias: tensor<f16>[N], Y: tensor<f16>[M, N]) {
   let m0 = ctx.block.x * BM
