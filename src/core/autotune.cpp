@@ -11,17 +11,32 @@
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <unordered_map>
 
 #include "core/env.h"
 
 namespace tc::autotune {
 namespace {
 
+// A class in one integer: dtypes (5 bits each), transposes, log2 of M, N, K (6 bits each) and
+// batch (5), the three alignment bits and beta != 0. Paired with the device key.
+struct ClassKey {
+  uint64_t cls;
+  std::string device;
+  bool operator==(const ClassKey&) const = default;
+};
+struct ClassKeyHash {
+  size_t operator()(const ClassKey& k) const {
+    return std::hash<uint64_t>()(k.cls) ^ (std::hash<std::string>()(k.device) * 31);
+  }
+};
+
 struct Cache {
   std::mutex mu;
   std::string path;  // the file `entries` was loaded from
   bool loaded = false;
   std::map<std::string, Entry> entries;
+  std::unordered_map<ClassKey, std::optional<Entry>, ClassKeyHash> memo;  // cleared on changes
 };
 
 Cache& cache() {
@@ -46,6 +61,7 @@ void load_locked(Cache& c) {
   if (c.loaded && path == c.path) return;
   c.path = path;
   c.entries = read_file(path);
+  c.memo.clear();
   c.loaded = true;
 }
 
@@ -53,10 +69,41 @@ uint64_t pow2_ceil(int64_t x) {
   return std::bit_ceil(uint64_t(x < 1 ? 1 : x));
 }
 
+uint64_t log2_ceil(int64_t x) {
+  return uint64_t(std::countr_zero(pow2_ceil(x)));
+}
+
 // 16-byte pitches and bases: what TMA and 128-bit loads need.
 bool aligned16(const void* p, int64_t ld, int64_t stride, size_t esz) {
   return reinterpret_cast<uintptr_t>(p) % 16 == 0 && (ld * int64_t(esz)) % 16 == 0 &&
          (stride * int64_t(esz)) % 16 == 0;
+}
+
+// Operand `which` (0 = A, 1 = B, 2 = C) has a 16-byte aligned base, pitch and batch stride.
+bool aligned_bits(const GemmProblem& p, int which) {
+  const tc_gemm_desc& d = p.d;
+  const bool batched = p.batch > 1;
+  switch (which) {
+    case 0:
+      return aligned16(p.a, d.lda, batched ? p.stride_a : 0, tc_dtype_size(d.a_dtype));
+    case 1:
+      return aligned16(p.b, d.ldb, batched ? p.stride_b : 0, tc_dtype_size(d.b_dtype));
+    default:
+      return aligned16(p.c, d.ldc, batched ? p.stride_c : 0, tc_dtype_size(d.c_dtype));
+  }
+}
+
+uint64_t class_of(const GemmProblem& p) {
+  const tc_gemm_desc& d = p.d;
+  uint64_t k = 0;
+  auto put = [&](uint64_t v, int bits) { k = (k << bits) | (v & ((uint64_t(1) << bits) - 1)); };
+  put(uint64_t(d.a_dtype), 5), put(uint64_t(d.b_dtype), 5), put(uint64_t(d.c_dtype), 5);
+  put(uint64_t(d.accum_dtype), 5), put(d.transpose_a, 1), put(d.transpose_b, 1);
+  put(log2_ceil(d.M), 6), put(log2_ceil(d.N), 6), put(log2_ceil(d.K), 6);
+  put(log2_ceil(p.batch), 5);
+  for (int i = 0; i < 3; ++i) put(aligned_bits(p, i), 1);
+  put(d.beta != 0.0f, 1);
+  return k;
 }
 
 }  // namespace
@@ -76,13 +123,10 @@ std::string cache_path() {
 
 std::string gemm_key(const GemmProblem& p, const std::string& device_key) {
   const tc_gemm_desc& d = p.d;
-  const size_t ea = tc_dtype_size(d.a_dtype), eb = tc_dtype_size(d.b_dtype);
-  const size_t ec = tc_dtype_size(d.c_dtype);
-  const bool batched = p.batch > 1;
   std::string align;
-  align += aligned16(p.a, d.lda, batched ? p.stride_a : 0, ea) ? 'a' : '-';
-  align += aligned16(p.b, d.ldb, batched ? p.stride_b : 0, eb) ? 'b' : '-';
-  align += aligned16(p.c, d.ldc, batched ? p.stride_c : 0, ec) ? 'c' : '-';
+  align += aligned_bits(p, 0) ? 'a' : '-';
+  align += aligned_bits(p, 1) ? 'b' : '-';
+  align += aligned_bits(p, 2) ? 'c' : '-';
   return fmt::format("gemm {},{}->{} acc {} {}{} m{} n{} k{} b{} {} beta{} | {} | tc {}",
                      tc_dtype_name(d.a_dtype), tc_dtype_name(d.b_dtype), tc_dtype_name(d.c_dtype),
                      tc_dtype_name(d.accum_dtype), d.transpose_a ? 'T' : 'N',
@@ -105,6 +149,7 @@ void store(const std::string& key, const Entry& entry) {
   std::lock_guard lock(c.mu);
   load_locked(c);
   c.entries[key] = entry;
+  c.memo.clear();
   if (c.path.empty()) return;
   // Merge what other processes stored since we loaded, ours winning on the same key.
   std::map<std::string, Entry> merged = read_file(c.path);
@@ -131,6 +176,24 @@ void store(const std::string& key, const Entry& entry) {
     log_debug(fmt::format("autotune: cannot rename {} to {}: {}", tmp, c.path, ec.message()));
     fs::remove(tmp, ec);
   }
+}
+
+std::optional<Entry> lookup(const GemmProblem& p, const std::string& device_key) {
+  Cache& c = cache();
+  ClassKey k{class_of(p), device_key};
+  std::lock_guard lock(c.mu);
+  load_locked(c);
+  auto it = c.memo.find(k);
+  if (it != c.memo.end()) return it->second;
+  std::optional<Entry> e;
+  auto found = c.entries.find(gemm_key(p, device_key));
+  if (found != c.entries.end()) e = found->second;
+  c.memo.emplace(std::move(k), e);
+  return e;
+}
+
+void store(const GemmProblem& p, const std::string& device_key, const Entry& entry) {
+  store(gemm_key(p, device_key), entry);
 }
 
 bool parse(const std::string& text, std::map<std::string, Entry>* out) {

@@ -26,7 +26,7 @@ class GemmTimer {
  public:
   virtual ~GemmTimer() = default;
   // Identifies the device and the versions of the libraries it runs, for cache keys.
-  virtual std::string device_key() const = 0;
+  virtual const std::string& device_key() const = 0;
   // How many variants `row` offers for `p` (cuBLASLt: its top heuristic algorithms), >= 1.
   virtual int gemm_variants(const GemmProblem& p, const GemmRow& row) = 0;
   // Median milliseconds of one run of `row` (variant `variant`) on `p`, writing a scratch copy
@@ -51,6 +51,12 @@ std::optional<Entry> lookup(const std::string& key);
 // Records in memory and rewrites the file; I/O errors are logged (TC_LOG=debug), not raised:
 // a read-only cache folder only costs tuning again in the next process.
 void store(const std::string& key, const Entry& entry);
+
+// The per-call path: the answer for p's class is remembered in memory under a packed integer
+// form of the class, so the text key is formatted only the first time a class is seen (a call
+// costs a hash lookup, not a string format).
+std::optional<Entry> lookup(const GemmProblem& p, const std::string& device_key);
+void store(const GemmProblem& p, const std::string& device_key, const Entry& entry);
 
 // The file format, exposed for tests. parse() returns false on malformed text (entries that
 // are well-formed are still returned).

@@ -56,7 +56,7 @@ const GemmRow* find_row(const GemmProblem& p, const std::string& name) {
 // Times every row (and variant) that can serve p and keeps the fastest. A row earlier in the
 // ladder keeps its place unless a later one is more than 0.5% faster, so timing noise does not
 // flip between near-equal candidates from one process to the next.
-const GemmRow* tune(GemmProblem& p, GemmTimer& timer, const std::string& key) {
+const GemmRow* tune(GemmProblem& p, GemmTimer& timer) {
   const GemmRow* best = nullptr;
   int best_variant = 0;
   double best_ms = 0;
@@ -77,7 +77,7 @@ const GemmRow* tune(GemmProblem& p, GemmTimer& timer, const std::string& key) {
   t_noted = nullptr;  // nor the instance name a candidate noted
   if (best == nullptr) return nullptr;
   log_debug(fmt::format("autotune {}: chose {}#{};{}", describe(p), best->name, best_variant, log));
-  autotune::store(key, {best->name, best_variant, best_ms});
+  autotune::store(p, timer.device_key(), {best->name, best_variant, best_ms});
   p.variant = best_variant;
   return best;
 }
@@ -87,14 +87,13 @@ const GemmRow* pick_tuned(GemmProblem& p) {
   if (!autotune::enabled()) return nullptr;
   auto* timer = dynamic_cast<GemmTimer*>(p.ctx->impl.get());
   if (timer == nullptr) return nullptr;
-  const std::string key = autotune::gemm_key(p, timer->device_key());
-  if (auto e = autotune::lookup(key)) {
+  if (auto e = autotune::lookup(p, timer->device_key())) {
     if (const GemmRow* row = find_row(p, e->row)) {
       p.variant = e->variant < timer->gemm_variants(p, *row) ? e->variant : 0;
       return row;
     }
   }
-  return tune(p, *timer, key);
+  return tune(p, *timer);
 }
 #endif
 

@@ -79,6 +79,8 @@ tc_status_t CudaDevice::create(std::unique_ptr<DeviceImpl>* out) {
   e = cudaStreamCreate(&d->stream_);
   if (e != cudaSuccess) return cuda_fail(e, "cudaStreamCreate");
   TC_TRY(CublasLt::create(&d->lt_));
+  d->device_key_ = fmt::format("{} sm_{}{} {} SMs cublasLt {}", d->props_.name, d->props_.major,
+                               d->props_.minor, d->props_.multiProcessorCount, d->lt_->version());
   *out = std::move(d);
   return TC_SUCCESS;
 }

@@ -45,7 +45,7 @@ class CudaDevice final : public DeviceImpl, public GemmTimer {
   }
 
   // GemmTimer (gemm_timer.cpp)
-  std::string device_key() const override;
+  const std::string& device_key() const override { return device_key_; }
   int gemm_variants(const GemmProblem& p, const GemmRow& row) override;
   double time_gemm(const GemmProblem& p, const GemmRow& row, int variant) override;
 
@@ -79,6 +79,7 @@ class CudaDevice final : public DeviceImpl, public GemmTimer {
   CachingAllocator alloc_;
   cudaStream_t stream_ = nullptr;  // synchronous calls and autotune timing
   std::unique_ptr<CublasLt> lt_;
+  std::string device_key_;  // "NVIDIA H200 sm_90 132 SMs cublasLt 130100"
   std::mutex ws_mu_;
   std::unordered_map<void*, std::unique_ptr<Slot>> ws_;
 };

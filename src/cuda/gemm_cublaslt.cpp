@@ -17,20 +17,6 @@ size_t round256(size_t x) {
   return (x + 255) / 256 * 256;
 }
 
-// Plans are keyed by everything that shapes the descriptors and the heuristic's answer,
-// pointer alignments included (capped at 256, as cuBLASLt assumes).
-std::string plan_key(const GemmProblem& p) {
-  auto al = [](const void* ptr) {
-    uint64_t v = reinterpret_cast<uintptr_t>(ptr) | 256;
-    return v & (~v + 1);
-  };
-  const tc_gemm_desc& d = p.d;
-  return fmt::format("{} {} {} {} {}{} {} {} {} {} {} {} {} {} {} {} {} {} {} {}", int(d.a_dtype),
-                     int(d.c_dtype), int(d.accum_dtype), int(d.b_dtype), int(d.transpose_a),
-                     int(d.transpose_b), d.M, d.N, d.K, d.lda, d.ldb, d.ldc, p.batch, p.stride_a,
-                     p.stride_b, p.stride_c, al(p.a), al(p.b), al(p.c), d.beta != 0.0f ? 1 : 0);
-}
-
 bool dtypes_are(const GemmProblem& p, tc_dtype_t in, tc_dtype_t accum, std::string& why) {
   if (p.d.a_dtype == in && p.d.b_dtype == in && p.d.accum_dtype == accum) return true;
   why = fmt::format("inputs are not {} with {} accumulation", tc_dtype_name(in),
@@ -42,7 +28,47 @@ bool has_plan(const GemmProblem& p, std::string& why) {
   return device_of(p).cublaslt().plan(p, why) != nullptr;
 }
 
+uint32_t align256(const void* ptr) {
+  uint64_t v = reinterpret_cast<uintptr_t>(ptr) | 256;
+  return uint32_t(v & (~v + 1));
+}
+
 }  // namespace
+
+CublasLtKey CublasLtKey::of(const GemmProblem& p) {
+  const tc_gemm_desc& d = p.d;
+  return {int32_t(d.a_dtype),
+          int32_t(d.b_dtype),
+          int32_t(d.c_dtype),
+          int32_t(d.accum_dtype),
+          d.transpose_a,
+          d.transpose_b,
+          d.M,
+          d.N,
+          d.K,
+          d.lda,
+          d.ldb,
+          d.ldc,
+          p.batch,
+          d.beta != 0.0f,
+          p.stride_a,
+          p.stride_b,
+          p.stride_c,
+          align256(p.a),
+          align256(p.b),
+          align256(p.c)};
+}
+
+size_t CublasLtKeyHash::operator()(const CublasLtKey& k) const {
+  // FNV-1a over the fields (not the bytes: padding is not hashed).
+  const int64_t fields[] = {
+      k.a,        k.b,        k.c,        k.acc,     k.ta,      k.tb,     k.M,
+      k.N,        k.K,        k.lda,      k.ldb,     k.ldc,     k.batch,  k.beta_nonzero,
+      k.stride_a, k.stride_b, k.stride_c, k.align_a, k.align_b, k.align_c};
+  uint64_t h = 1469598103934665603ull;
+  for (int64_t f : fields) h = (h ^ uint64_t(f)) * 1099511628211ull;
+  return size_t(h);
+}
 
 tc_status_t CublasLt::create(std::unique_ptr<CublasLt>* out) {
   auto lt = std::make_unique<CublasLt>();
@@ -60,7 +86,7 @@ CublasLt::~CublasLt() {
 }
 
 std::shared_ptr<const CublasLtPlan> CublasLt::plan(const GemmProblem& p, std::string& why) {
-  const std::string key = plan_key(p);
+  const CublasLtKey key = CublasLtKey::of(p);
   {
     std::lock_guard lock(mu_);
     auto it = plans_.find(key);

@@ -49,6 +49,20 @@ struct CublasLtPlan {
   size_t workspace_bytes(int variant) const;
 };
 
+// Everything that shapes a plan's descriptors and the heuristic's answer, pointer alignments
+// included (capped at 256 bytes, as cuBLASLt assumes). A plain struct: hashing and comparing it
+// costs far less than the launch it serves.
+struct CublasLtKey {
+  int32_t a, b, c, acc, ta, tb, M, N, K, lda, ldb, ldc, batch, beta_nonzero;
+  int64_t stride_a, stride_b, stride_c;
+  uint32_t align_a, align_b, align_c;
+  static CublasLtKey of(const GemmProblem& p);
+  bool operator==(const CublasLtKey&) const = default;
+};
+struct CublasLtKeyHash {
+  size_t operator()(const CublasLtKey& k) const;
+};
+
 class CublasLt {
  public:
   static tc_status_t create(std::unique_ptr<CublasLt>* out);
@@ -62,7 +76,7 @@ class CublasLt {
   cublasLtHandle_t h_ = nullptr;
   size_t version_ = 0;
   std::mutex mu_;
-  std::unordered_map<std::string, std::shared_ptr<const CublasLtPlan>> plans_;
+  std::unordered_map<CublasLtKey, std::shared_ptr<const CublasLtPlan>, CublasLtKeyHash> plans_;
 };
 
 // gemm_cublaslt_plan.cpp: builds the plan (descriptors + heuristics) for p.

@@ -3,6 +3,8 @@
 // stream's workspace when the plan needs one, launches, and reports the planned instance name.
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
+
 #include "core/error.h"
 #include "cuda/device.h"
 #include "cuda/gemm_kernels.h"
@@ -25,6 +27,18 @@ tc_status_t launched(tc_status_t st, const GemmPlan& plan) {
   return fail(TC_ERROR_NOT_SUPPORTED, "the kernel cannot serve this GEMM: {}", why);
 }
 
+// The autotuner's fixed variants (split-K 8 on 8192^2 wants 2 GiB of partial sums) may use
+// at most 32 MiB or the bytes of the operands, whichever is more; the planner's own choice
+// (variant 0) is never refused, and it only splits K when M x N is small.
+[[maybe_unused]] bool workspace_allowed(const GemmProblem& p, const GemmPlan& plan) {
+  if (p.variant == 0) return true;
+  const tc_gemm_desc& d = p.d;
+  const size_t operands = size_t(p.batch) * (size_t(d.M) * d.K * tc_dtype_size(d.a_dtype) +
+                                             size_t(d.K) * d.N * tc_dtype_size(d.b_dtype) +
+                                             size_t(d.M) * d.N * tc_dtype_size(d.c_dtype));
+  return plan.workspace_bytes <= std::max(size_t(32) << 20, operands);
+}
+
 }  // namespace
 
 #ifdef TC_CUDA_HAVE_GEMM_WGMMA
@@ -38,6 +52,9 @@ tc_status_t wgmma_run(const GemmProblem& p) {
   GemmPlan plan;
   std::string why;
   if (!plan_gemm_wgmma(p, dev.gemm_device(), &plan, why)) return not_planned(why);
+  if (!workspace_allowed(p, plan))
+    return fail(TC_ERROR_NOT_SUPPORTED, "{} needs {} bytes of workspace, over the variants' limit",
+                plan.name, plan.workspace_bytes);
   CudaDevice::Workspace ws;
   TC_TRY(dev.workspace(p.stream, plan.workspace_bytes, &ws));
   return launched(launch_gemm_wgmma(p, plan, ws.ptr), plan);

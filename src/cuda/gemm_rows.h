@@ -4,7 +4,7 @@
 //   1. tc's own kernels, each row present when its family is built (src/cuda/CMakeLists.txt
 //      defines TC_CUDA_HAVE_GEMM_<FAMILY> from kernels.cmake): the M <= 16 decode kernel first
 //      (it streams the weights; it declines other shapes), then sm_90a wgmma + TMA, then
-//      mma.sync for other GPUs and TMA-illegal cases, then exact-f32 SIMT / TF32;
+//      mma.sync for other GPUs and TMA-illegal cases, then exact-f32 SIMT (gemm_simt);
 //   2. cuBLASLt, one row per input dtype, which together serve every combination the API
 //      accepts, so every valid call has a CUDA row.
 // No CUDA type appears here: gemm_table.cpp is compiled by the C++ compiler alone.
@@ -53,7 +53,7 @@ int cublaslt_variants(const GemmProblem& p);
 #define TC_CUDA_ROW_MMA
 #endif
 #ifdef TC_CUDA_HAVE_GEMM_F32
-#define TC_CUDA_ROW_F32 {TC_BACKEND_CUDA, "gemm_f32", cuda::f32_can_run, cuda::f32_run},
+#define TC_CUDA_ROW_F32 {TC_BACKEND_CUDA, "gemm_simt", cuda::f32_can_run, cuda::f32_run},
 #else
 #define TC_CUDA_ROW_F32
 #endif
