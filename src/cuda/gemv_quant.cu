@@ -1,12 +1,14 @@
 // Decode GEMV, M <= 8, f32 activations kept in f32: Q4_0, Q8_0, Q4_K (quant_kernels.h).
 //
-// A persistent grid of 2 CTAs per SM; each CTA first stages X in shared memory transposed by
-// 32-element group (float4 index (m*8 + j/4)*G + g), so that the 32 lanes of a warp, which
-// work on 32 consecutive groups of one weight row, read 32 consecutive float4: no bank
-// conflicts. Then each warp takes one weight row at a time; a lane decodes its groups (several
-// in flight, loads first) with exact integer-to-float tricks (0x4B000000 | q is 2^23 + q) and
-// applies the block scale once per group. Q4_K lanes take 64-element chunks (two sub-blocks
-// sharing 32 bytes of nibbles) and subtract min * sum(x) with sums staged beside X.
+// A persistent grid (as many CTAs as fit at once); each CTA first stages X in shared memory
+// transposed by 32-element group (float4 index (m*8 + j/4)*G + g), so that the 32 lanes of a
+// warp, which work on 32 consecutive groups, read 32 consecutive float4: no bank conflicts.
+// A warp then takes R weight rows at a time (R = 4 for Q4_0 at M = 1, else 2) so that each x
+// value read from shared memory serves R rows; a lane loads its group of each row (the next
+// group's bytes already in flight while this one is computed), decodes four elements at a time
+// into exact small integers (0x4B000000 | q is the float 2^23 + q) and applies the block scale
+// once per group. Q4_K lanes take 64-element chunks (two sub-blocks sharing 32 bytes of
+// nibbles) and subtract min * sum(x), with the group sums staged beside X.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -40,83 +42,116 @@ __device__ __forceinline__ void q4k_scale_min_words(int j, uint32_t s0, uint32_t
   }
 }
 
+// One lane's unit of work: raw bytes of H groups of 32 elements of one weight row, decoded
+// four elements ("slice" j4 of group h: elements 4*j4 .. 4*j4+3) at a time into exact small
+// integers; scale(h) (and, for Q4_K, minv(h)) turn them into weights.
 template <int FMT>
-struct Unit;  // raw bytes of one lane's unit of work
+struct Unit;
 
 template <>
-struct Unit<kQ4_0> {  // one block: 32 weights
-  static constexpr int kUnroll = 4;
-  uint16_t d, q[8];
+struct Unit<kQ4_0> {  // one block: element e < 16 is the low nibble of qs[e], else high of qs[e-16]
+  static constexpr int H = 1;
+  uint32_t q[4];  // qs bytes 4i .. 4i+3
+  float d;
   __device__ void load(const uint8_t* row, int u) {
     const uint16_t* b = reinterpret_cast<const uint16_t*>(row + 18 * u);
-    d = __ldg(b);
+    d = __half2float(__ushort_as_half(__ldg(b)));
 #pragma unroll
-    for (int i = 0; i < 8; ++i) q[i] = __ldg(b + 1 + i);
+    for (int i = 0; i < 4; ++i)
+      q[i] = uint32_t(__ldg(b + 1 + 2 * i)) | (uint32_t(__ldg(b + 2 + 2 * i)) << 16);
   }
-  // w[j] for element j of the group.
-  __device__ void decode(float* w) const {
+  __device__ void slice(int, int j4, float* w) const {
+    const uint32_t v = q[j4 & 3] >> (j4 < 4 ? 0 : 4);
 #pragma unroll
-    for (int i = 0; i < 8; ++i) {
-      const uint32_t v = q[i];
-      w[2 * i] = u2f_minus(v & 15, 8388616.0f);
-      w[2 * i + 1] = u2f_minus((v >> 8) & 15, 8388616.0f);
-      w[16 + 2 * i] = u2f_minus((v >> 4) & 15, 8388616.0f);
-      w[16 + 2 * i + 1] = u2f_minus((v >> 12) & 15, 8388616.0f);
-    }
+    for (int e = 0; e < 4; ++e) w[e] = u2f_minus((v >> (8 * e)) & 15, 8388616.0f);
+  }
+  __device__ float scale(int) const {
+    return d;
+  }
+  __device__ float minv(int) const {
+    return 0.0f;
   }
 };
 
 template <>
-struct Unit<kQ8_0> {  // one block: 32 weights
-  static constexpr int kUnroll = 2;
-  uint16_t d, q[16];
+struct Unit<kQ8_0> {  // one block of 32 int8
+  static constexpr int H = 1;
+  uint32_t q[8];
+  float d;
   __device__ void load(const uint8_t* row, int u) {
     const uint16_t* b = reinterpret_cast<const uint16_t*>(row + 34 * u);
-    d = __ldg(b);
+    d = __half2float(__ushort_as_half(__ldg(b)));
 #pragma unroll
-    for (int i = 0; i < 16; ++i) q[i] = __ldg(b + 1 + i);
+    for (int i = 0; i < 8; ++i)
+      q[i] = uint32_t(__ldg(b + 1 + 2 * i)) | (uint32_t(__ldg(b + 2 + 2 * i)) << 16);
   }
-  __device__ void decode(float* w) const {
+  __device__ void slice(int, int j4, float* w) const {
+    const uint32_t v = q[j4] ^ 0x80808080u;  // q + 128 per byte
 #pragma unroll
-    for (int i = 0; i < 16; ++i) {  // (q ^ 0x80) = q + 128 for int8 q
-      const uint32_t v = q[i] ^ 0x8080u;
-      w[2 * i] = u2f_minus(v & 255, 8388736.0f);
-      w[2 * i + 1] = u2f_minus(v >> 8, 8388736.0f);
-    }
+    for (int e = 0; e < 4; ++e) w[e] = u2f_minus((v >> (8 * e)) & 255, 8388736.0f);
+  }
+  __device__ float scale(int) const {
+    return d;
+  }
+  __device__ float minv(int) const {
+    return 0.0f;
   }
 };
 
 template <>
 struct Unit<kQ4_K> {  // chunk c of a super-block: sub-blocks 2c (low nibbles), 2c+1 (high)
-  static constexpr int kUnroll = 2;
-  uint4 head, lo, hi;
-  int c;
+  static constexpr int H = 2;
+  uint4 lo, hi;
+  float d1[2], m1[2];
   __device__ void load(const uint8_t* row, int u) {
     const uint4* b = reinterpret_cast<const uint4*>(row + 144 * (u / 4));
-    c = u % 4;
-    head = __ldg(b);
+    const int c = u % 4;
+    const uint4 head = __ldg(b);
     lo = __ldg(b + 1 + 2 * c);
     hi = __ldg(b + 2 + 2 * c);
+    const float d = __half2float(__ushort_as_half(uint16_t(head.x & 0xffff)));
+    const float dmin = __half2float(__ushort_as_half(uint16_t(head.x >> 16)));
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      int sc, mn;
+      q4k_scale_min_words(2 * c + h, head.y, head.z, head.w, &sc, &mn);
+      d1[h] = d * float(sc);
+      m1[h] = dmin * float(mn);
+    }
+  }
+  __device__ void slice(int h, int j4, float* w) const {
+    const uint32_t word = j4 == 0   ? lo.x
+                          : j4 == 1 ? lo.y
+                          : j4 == 2 ? lo.z
+                          : j4 == 3 ? lo.w
+                          : j4 == 4 ? hi.x
+                          : j4 == 5 ? hi.y
+                          : j4 == 6 ? hi.z
+                                    : hi.w;
+    const uint32_t v = word >> (4 * h);
+#pragma unroll
+    for (int e = 0; e < 4; ++e) w[e] = u2f_minus((v >> (8 * e)) & 15, 8388608.0f);
+  }
+  __device__ float scale(int h) const {
+    return d1[h];
+  }
+  __device__ float minv(int h) const {
+    return m1[h];
   }
 };
 
-__device__ __forceinline__ float dot8(const float4* xs, int stride, const float* w) {
-  const float4 a = xs[0], b = xs[stride];
-  return w[0] * a.x + w[1] * a.y + w[2] * a.z + w[3] * a.w + w[4] * b.x + w[5] * b.y + w[6] * b.z +
-         w[7] * b.w;
-}
+// MMAX = 1 (M = 1) or 8 (M = 2..8). A warp works on R weight rows at once so that each x
+// value read from shared memory serves R rows (the reads, not HBM, would bound M = 1 else).
+// Rows per warp: 4 where the registers allow it (Q4_0 at M = 1), else 2.
+template <int FMT, int MMAX>
+constexpr int kRowsPerWarp = MMAX == 1 && FMT == kQ4_0 ? 4 : 2;
 
-// sum_j w[j] * x[m, 32 g + j] with x staged as float4 at xs[(m*8 + j4) * G + g].
-__device__ __forceinline__ float dot32(const float4* xs, int G, int m, int g, const float* w) {
-  const float4* p = xs + size_t(m) * 8 * G + g;
-  return dot8(p, G, w) + dot8(p + 2 * G, G, w + 8) + dot8(p + 4 * G, G, w + 16) +
-         dot8(p + 6 * G, G, w + 24);
-}
-
-template <int FMT>
+template <int FMT, int MMAX>
 __global__ void __launch_bounds__(kThreads)
     gemv_kernel(const uint8_t* __restrict__ W, const float* __restrict__ X, float* __restrict__ Y,
                 int M, int N, int K, size_t row_bytes) {
+  constexpr int R = kRowsPerWarp<FMT, MMAX>;
+  constexpr int H = Unit<FMT>::H;
   extern __shared__ float4 xs[];
   const int G = K / 32;
   float* xsum = reinterpret_cast<float*>(xs + size_t(M) * 8 * G);  // [M][G]
@@ -139,61 +174,64 @@ __global__ void __launch_bounds__(kThreads)
     __syncthreads();
   }
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, warps = kThreads / 32;
-  const int units = FMT == kQ4_K ? K / 64 : G;
-  constexpr int U = Unit<FMT>::kUnroll;
-  for (int n = blockIdx.x * warps + warp; n < N; n += gridDim.x * warps) {
-    const uint8_t* row = W + size_t(n) * row_bytes;
-    float acc[kMaxM] = {};
-    for (int u0 = lane; u0 < units; u0 += 32 * U) {
-      Unit<FMT> raw[U];
+  const int units = G / H;
+  for (int n0 = (blockIdx.x * warps + warp) * R; n0 < N; n0 += gridDim.x * warps * R) {
+    const uint8_t* rows[R];
 #pragma unroll
-      for (int i = 0; i < U; ++i) {
-        if (u0 + 32 * i < units) raw[i].load(row, u0 + 32 * i);
+    for (int r = 0; r < R; ++r) rows[r] = W + size_t(min(n0 + r, N - 1)) * row_bytes;
+    float acc[MMAX][R] = {};
+    // Software pipeline: the next unit's bytes are in flight while this one is computed.
+    Unit<FMT> raw[R];
+    if (lane < units) {
+#pragma unroll
+      for (int r = 0; r < R; ++r) raw[r].load(rows[r], lane);
+    }
+    for (int u = lane; u < units; u += 32) {
+      Unit<FMT> next[R];
+      if (u + 32 < units) {
+#pragma unroll
+        for (int r = 0; r < R; ++r) next[r].load(rows[r], u + 32);
       }
 #pragma unroll
-      for (int i = 0; i < U; ++i) {
-        const int u = u0 + 32 * i;
-        if (u >= units) break;
-        float w[32];
-        if constexpr (FMT == kQ4_K) {
-          const uint4 h = raw[i].head;
-          const float d = __half2float(__ushort_as_half(uint16_t(h.x & 0xffff)));
-          const float dmin = __half2float(__ushort_as_half(uint16_t(h.x >> 16)));
-          for (int half = 0; half < 2; ++half) {  // sub-block 2c + half
-            int sc, mn;
-            q4k_scale_min_words(2 * raw[i].c + half, h.y, h.z, h.w, &sc, &mn);
-            const float d1 = d * float(sc), m1 = dmin * float(mn);
-            const int shift = 4 * half;
+      for (int h = 0; h < H; ++h) {
+        const int g = H * u + h;
+        float part[MMAX][R] = {};
 #pragma unroll
-            for (int b = 0; b < 8; ++b) {
-              const uint32_t v = (b < 4 ? reinterpret_cast<const uint32_t*>(&raw[i].lo)[b]
-                                        : reinterpret_cast<const uint32_t*>(&raw[i].hi)[b - 4]) >>
-                                 shift;
+        for (int j4 = 0; j4 < 8; ++j4) {
+          float w[R][4];
 #pragma unroll
-              for (int e = 0; e < 4; ++e) w[4 * b + e] = u2f_minus((v >> (8 * e)) & 15, 8388608.0f);
-            }
-            const int g = 2 * u + half;
+          for (int r = 0; r < R; ++r) raw[r].slice(h, j4, w[r]);
 #pragma unroll
-            for (int m = 0; m < kMaxM; ++m) {
-              if (m < M) acc[m] += d1 * dot32(xs, G, m, g, w) - m1 * xsum[m * G + g];
-            }
+          for (int m = 0; m < MMAX; ++m) {
+            if (m >= M) break;
+            const float4 xv = xs[(size_t(m) * 8 + j4) * G + g];
+#pragma unroll
+            for (int r = 0; r < R; ++r)
+              part[m][r] += w[r][0] * xv.x + w[r][1] * xv.y + w[r][2] * xv.z + w[r][3] * xv.w;
           }
-        } else {
-          raw[i].decode(w);
-          const float d = __half2float(__ushort_as_half(raw[i].d));
+        }
 #pragma unroll
-          for (int m = 0; m < kMaxM; ++m) {
-            if (m < M) acc[m] += d * dot32(xs, G, m, u, w);
+        for (int m = 0; m < MMAX; ++m) {
+          if (m >= M) break;
+#pragma unroll
+          for (int r = 0; r < R; ++r) {
+            acc[m][r] += raw[r].scale(h) * part[m][r];
+            if (FMT == kQ4_K) acc[m][r] -= raw[r].minv(h) * xsum[m * G + g];
           }
         }
       }
+#pragma unroll
+      for (int r = 0; r < R; ++r) raw[r] = next[r];
     }
 #pragma unroll
-    for (int m = 0; m < kMaxM; ++m) {
+    for (int m = 0; m < MMAX; ++m) {
       if (m >= M) break;
-      float v = acc[m];
-      for (int o = 16; o > 0; o /= 2) v += __shfl_xor_sync(0xffffffffu, v, o);
-      if (lane == 0) Y[size_t(m) * N + n] = v;
+#pragma unroll
+      for (int r = 0; r < R; ++r) {
+        float v = acc[m][r];
+        for (int o = 16; o > 0; o /= 2) v += __shfl_xor_sync(0xffffffffu, v, o);
+        if (lane == 0 && n0 + r < N) Y[size_t(m) * N + n0 + r] = v;
+      }
     }
   }
 }
@@ -202,23 +240,34 @@ size_t smem_bytes(const Args& a) {
   return size_t(a.M) * a.K * 4 + size_t(a.M) * (a.K / 32) * 4;
 }
 
-template <int FMT>
+template <int FMT, int MMAX>
 tc_status_t launch_fmt(const Args& a, cudaStream_t s) {
   const size_t smem = smem_bytes(a);
   static bool configured = false;  // the attribute is per function, set once per process
   if (!configured) {
     const cudaError_t e = cudaFuncSetAttribute(
-        gemv_kernel<FMT>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(kMaxSmem));
+        gemv_kernel<FMT, MMAX>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(kMaxSmem));
     if (e != cudaSuccess) return cuda_fail(e, "quant gemv: cudaFuncSetAttribute");
     configured = true;
   }
-  const int per_sm = smem <= 100 * 1024 ? 2 : 1;
-  const int rows_per_cta = kThreads / 32;
+  // A persistent grid of as many CTAs as fit at once: each stages X once, so more CTAs
+  // than fit would only repeat the staging in a second wave.
+  int per_sm = 0;
+  if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, gemv_kernel<FMT, MMAX>, kThreads,
+                                                    smem) != cudaSuccess ||
+      per_sm < 1)
+    per_sm = 1;
+  const int rows_per_cta = (kThreads / 32) * kRowsPerWarp<FMT, MMAX>;
   const int grid = std::min((a.N + rows_per_cta - 1) / rows_per_cta, per_sm * sm_count());
-  gemv_kernel<FMT><<<grid, kThreads, smem, s>>>(static_cast<const uint8_t*>(a.w),
-                                                static_cast<const float*>(a.x), a.y, a.M, a.N, a.K,
-                                                w_row_bytes(a));
+  gemv_kernel<FMT, MMAX><<<grid, kThreads, smem, s>>>(static_cast<const uint8_t*>(a.w),
+                                                      static_cast<const float*>(a.x), a.y, a.M, a.N,
+                                                      a.K, w_row_bytes(a));
   return launched("quant gemv kernel launch");
+}
+
+template <int FMT>
+tc_status_t launch_m(const Args& a, cudaStream_t s) {
+  return a.M == 1 ? launch_fmt<FMT, 1>(a, s) : launch_fmt<FMT, kMaxM>(a, s);
 }
 
 }  // namespace
@@ -238,11 +287,11 @@ tc_status_t launch_gemv(const Args& a, void* stream) {
   auto s = static_cast<cudaStream_t>(stream);
   switch (a.w_dtype) {
     case TC_DTYPE_Q4_0:
-      return launch_fmt<kQ4_0>(a, s);
+      return launch_m<kQ4_0>(a, s);
     case TC_DTYPE_Q8_0:
-      return launch_fmt<kQ8_0>(a, s);
+      return launch_m<kQ8_0>(a, s);
     default:
-      return launch_fmt<kQ4_K>(a, s);
+      return launch_m<kQ4_K>(a, s);
   }
 }
 
