@@ -97,7 +97,13 @@ std::shared_ptr<const CublasLtPlan> CublasLt::plan(const GemmProblem& p, std::st
   }
   auto plan = std::make_shared<CublasLtPlan>();
   std::shared_ptr<const CublasLtPlan> result;
-  if (build_cublaslt_plan(h_, p, plan.get(), why) == TC_SUCCESS) result = plan;
+  if (build_cublaslt_plan(h_, p, plan.get(), why) == TC_SUCCESS) {
+    // Reported as the row's name plus the heuristic result that ran.
+    const char* t = p.d.accum_dtype == TC_DTYPE_TF32 ? "tf32" : tc_dtype_name(p.d.a_dtype);
+    for (size_t i = 0; i < plan->algos.size(); ++i)
+      plan->names.push_back(intern_name(fmt::format("gemm_cublaslt_{}_h{}", t, i)));
+    result = plan;
+  }
   std::lock_guard lock(mu_);
   if (plans_.size() >= 4096) plans_.clear();  // a bound for processes that see endless shapes
   plans_[key] = result;  // a failure is remembered too: the heuristic is slow to ask
@@ -111,6 +117,7 @@ tc_status_t CublasLt::run(const GemmProblem& p, CudaDevice& dev) {
   const tc_gemm_desc& d = p.d;
   const int v = std::clamp(p.variant, 0, int(plan->algos.size()) - 1);
   const cublasLtMatmulHeuristicResult_t& r = plan->algos[size_t(v)];
+  note_instance(plan->names[size_t(v)]);
   auto stream = static_cast<cudaStream_t>(p.stream);
   CudaDevice::Workspace ws;
   TC_TRY(dev.workspace(p.stream, plan->workspace_bytes(v), &ws));
@@ -181,9 +188,6 @@ bool cublaslt_i8_can_run(const GemmProblem& p, std::string& why) {
 
 tc_status_t cublaslt_run(const GemmProblem& p) {
   CudaDevice& dev = device_of(p);
-  // Reported as the row's name plus the heuristic result that ran: gemm_cublaslt_bf16_h2.
-  const char* t = p.d.accum_dtype == TC_DTYPE_TF32 ? "tf32" : tc_dtype_name(p.d.a_dtype);
-  note_instance(intern_name(fmt::format("gemm_cublaslt_{}_h{}", t, p.variant)));
   return dev.cublaslt().run(p, dev);
 }
 

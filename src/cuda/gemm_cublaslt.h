@@ -36,6 +36,7 @@ struct CublasLtPlan {
   cublasLtMatmulDesc_t op = nullptr;
   cublasLtMatrixLayout_t a = nullptr, b = nullptr, c = nullptr;  // cuBLASLt's A, B, C (= D)
   std::vector<cublasLtMatmulHeuristicResult_t> algos;
+  std::vector<const char*> names;  // per algorithm: gemm_cublaslt_bf16_h2 (interned)
   bool i8 = false;
   // i8 repacking (see above); dims of the packed operands.
   bool pack = false, scratch_c = false;
