@@ -229,6 +229,17 @@ TEST_F(PhobosCudaNumerics, LinearGeluAlignedRaggedAndPipelineOff) {
   }
 }
 
+// The bench's linear+GELU (BK 64 with 256 threads: wgmma with B K-major on sm_90a), every
+// candidate, aligned and ragged.
+TEST_F(PhobosCudaNumerics, BenchLinearGeluEveryCandidate) {
+  std::string src = phobos_test::example("bench.ph");
+  for (Dims d : {Dims{256, 512, 192}, Dims{130, 300, 100}}) {
+    std::vector<std::vector<double>> outs;
+    run_linear_gelu(src, d, g, &outs);
+    EXPECT_GE(outs.size(), 6u);
+  }
+}
+
 TEST_F(PhobosCudaNumerics, SgemmPipelineOnOffIdentical) {
   std::string src = phobos_test::example("ragged.ph");
   auto on = phobos::compile(src, "ragged.ph").kernel("sgemm_ragged");

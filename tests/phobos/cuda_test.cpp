@@ -34,7 +34,10 @@ std::vector<Inst> instances() {
       {"bench.ph", "hgemm_big", {{"BM", 256}, {"BN", 128}, {"BK", 64}, {"T", 256}}},
       {"bench.ph", "hgemm_any", {{"BM", 64}, {"BN", 64}, {"BK", 32}, {"T", 128}}},
       {"bench.ph", "linear_gelu", {{"BM", 128}, {"BN", 256}, {"BK", 32}, {"T", 256}}},
-      {"bench.ph", "bias_gelu", {}}};
+      {"bench.ph", "bias_gelu", {}},
+      // sm_90a wgmma forms: B N-major (dot) and B K-major (dot_t)
+      {"bench.ph", "hgemm_big", {{"BM", 128}, {"BN", 256}, {"BK", 64}, {"T", 256}}},
+      {"bench.ph", "linear_gelu", {{"BM", 128}, {"BN", 128}, {"BK", 64}, {"T", 256}}}};
 }
 
 }  // namespace
@@ -67,6 +70,22 @@ TEST(PhobosCuda, TensorCoreLoweringUsesMma) {
   EXPECT_EQ(src.find("(unsigned)"), std::string::npos);
   auto r = phobos::compile(phobos_test::example("ragged.ph"), "ragged.ph").kernel("hgemm_ragged");
   EXPECT_NE(r.cuda_source().find("(unsigned)"), std::string::npos);
+}
+
+TEST(PhobosCuda, HopperTilesLowerToWgmma) {
+  auto m = phobos::compile(phobos_test::example("bench.ph"), "bench.ph");
+  std::string h =
+      m.kernel("hgemm_big").cuda_source({{"BM", 128}, {"BN", 256}, {"BK", 64}, {"T", 256}});
+  EXPECT_NE(h.find("tc::tile::Wgmma16<256, tc::tile::f16, 0, 1>::run(r_acc"), std::string::npos);
+  EXPECT_NE(h.find("ph_fence_proxy_async();"), std::string::npos);
+  std::string l =
+      m.kernel("linear_gelu").cuda_source({{"BM", 128}, {"BN", 128}, {"BK", 64}, {"T", 256}});
+  EXPECT_NE(l.find("tc::tile::Wgmma16<128, tc::tile::f16, 0, 0>::run(r_acc"), std::string::npos);
+  // BK = 32 is not one swizzle atom: mma.sync.
+  std::string s =
+      m.kernel("hgemm_big").cuda_source({{"BM", 128}, {"BN", 256}, {"BK", 32}, {"T", 256}});
+  EXPECT_EQ(s.find("Wgmma16"), std::string::npos);
+  EXPECT_NE(s.find("mma_16816"), std::string::npos);
 }
 
 TEST(PhobosCuda, ModuleCacheHitsOnSecondRequest) {

@@ -29,6 +29,7 @@ const std::vector<Case>& cases() {
        "sgemm_ragged",
        {{"TILE_M", 64}, {"TILE_N", 32}, {"TILE_K", 8}, {"T", 128}},
        "sgemm_ragged"},
+      {"bench.ph", "hgemm_big", {{"BM", 128}, {"BN", 256}, {"BK", 64}, {"T", 256}}, "hgemm_wgmma"},
   };
   return c;
 }

@@ -48,9 +48,8 @@ std::string cuda_device_name() {
   return "cuda-sm" + std::to_string(arch) + "-" + name;
 }
 
-static std::string device_arch_name() {
-  int arch_num = device_arch(nullptr);
-  // sm_90a unlocks the Hopper-only instructions; other parts get their plain architecture.
+// sm_90a unlocks the Hopper-only instructions (wgmma); other parts get their plain architecture.
+static std::string arch_name(int arch_num) {
   return "sm_" + std::to_string(arch_num) + (arch_num == 90 ? "a" : "");
 }
 
@@ -63,12 +62,13 @@ static std::string module_key(const Program& prog, const std::string& src,
 }
 
 void cuda_precompile(const Program& prog, const std::vector<const ir::Kernel*>& ks) {
-  std::string arch = device_arch_name();
+  int arch_num = device_arch(nullptr);
+  std::string arch = arch_name(arch_num);
   std::atomic<size_t> next{0};
   auto work = [&] {
     for (size_t i; (i = next++) < ks.size();) {
       try {
-        std::string src = emit_cuda(prog, *ks[i]);
+        std::string src = emit_cuda(prog, *ks[i], arch_num);
         bool hit = false;
         module_cache_get(module_key(prog, src, arch), src, cuda_entry_name(*ks[i]), arch, &hit);
       } catch (const Error&) {
@@ -111,9 +111,10 @@ void cuda_launch(const Program& prog, const ir::Kernel& k, const BoundArgs& b, v
 }
 
 static Loaded load_instance(const Program& prog, const ir::Kernel& k, const std::string& entry) {
-  std::string arch = device_arch_name();
-  passes::Plan plan = passes::plan_kernel(k);
-  std::string src = emit_cuda(prog, k);
+  int arch_num = device_arch(nullptr);
+  std::string arch = arch_name(arch_num);
+  passes::Plan plan = passes::plan_kernel(k, arch_num);
+  std::string src = emit_cuda(prog, k, arch_num);
   std::string key = module_key(prog, src, arch);
   static std::mutex mu;
   static std::map<std::string, std::pair<cudaLibrary_t, cudaKernel_t>> loaded;

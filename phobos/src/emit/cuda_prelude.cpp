@@ -58,6 +58,10 @@ template <int N>
 static __device__ __forceinline__ void ph_cp_async_wait() {
   asm volatile("cp.async.wait_group %0;" :: "n"(N) : "memory");
 }
+// Orders generic-proxy shared writes (st.shared, cp.async) before async-proxy reads (wgmma).
+static __device__ __forceinline__ void ph_fence_proxy_async() {
+  asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+}
 // ldmatrix with .trans (the B operand of dot, stored [k][n]): the shared tile library has only
 // the non-transposed forms, so these two live here (PTX ISA "ldmatrix").
 static __device__ __forceinline__ void ph_ldmatrix_x4_trans(tc::tile::u32 (&r)[4], const void* p) {

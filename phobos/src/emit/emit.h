@@ -7,7 +7,7 @@
 namespace phobos {
 
 // CUDA C++ for NVRTC (sm_90a): one __global__ function named by the instance.
-std::string emit_cuda(const Program& prog, const ir::Kernel& k);
+std::string emit_cuda(const Program& prog, const ir::Kernel& k, int arch = 90);
 std::string cuda_entry_name(const ir::Kernel& k);
 
 // Portable C++ for ahead-of-time CPU use: an `extern "C"` function named like the CUDA entry,

@@ -44,8 +44,14 @@ std::string cname(const ir::Kernel& k, int r) {
   return s;
 }
 
+void CudaEmitter::sync() {
+  if (p_.wgmma) line("ph_fence_proxy_async();");
+  line("__syncthreads();");
+}
+
 std::string CudaEmitter::run() {
   o_ = cuda_prelude();
+  if (p_.wgmma) o_ += "#include \"wgmma.cuh\"\n";
   o_ += "\n// " + k_.name + ": " + std::to_string(k_.threads) + " threads, " +
         std::to_string(p_.smem_bytes) + " bytes of shared memory\n";
   o_ += "extern \"C\" __global__ void __launch_bounds__(" + std::to_string(k_.threads) + ") " +
@@ -59,16 +65,23 @@ std::string CudaEmitter::run() {
   o_ += ") {\n";
   line("const int tid = (int)threadIdx.x;");
   line("(void)tid;");
-  if (!p_.smem.empty()) line("extern __shared__ __align__(16) unsigned char ph_smem[];");
-  int64_t off = 0;
+  if (!p_.smem.empty() && p_.swizzle.empty())
+    line("extern __shared__ __align__(16) unsigned char ph_smem[];");
+  if (!p_.swizzle.empty()) {
+    // Swizzled tiles need 1024-byte alignment (the plan reserved the slack).
+    line("extern __shared__ __align__(16) unsigned char ph_smem_raw[];");
+    line(
+        "unsigned char* ph_smem = ph_smem_raw + ((1024u - (tc::tile::smem_addr(ph_smem_raw) & "
+        "1023u)) & 1023u);");
+  }
+  std::map<int, int64_t> offsets;
+  passes::smem_layout(k_, p_, p_.stages, &offsets);
   for (int r : p_.smem) {
     const VType& t = k_.regs[r].type;
-    int64_t bytes = p_.smem_elems(k_, r) * static_cast<int64_t>(dtype_size(t.dt));
     int64_t n = p_.double_buffered.count(r) ? p_.stages : 1;
     line(std::string(ctype(t.dt)) + "* " + cname(k_, r) + " = reinterpret_cast<" + ctype(t.dt) +
-         "*>(ph_smem + " + std::to_string(off) + ");  // " + ir::type_str(t) +
+         "*>(ph_smem + " + std::to_string(offsets.at(r)) + ");  // " + ir::type_str(t) +
          (n > 1 ? " x " + std::to_string(n) + " stages" : ""));
-    off += (bytes * n + 15) / 16 * 16;
   }
   for (size_t r = 0; r < k_.regs.size(); ++r) {
     int ri = static_cast<int>(r);
@@ -170,10 +183,7 @@ std::string CudaEmitter::elem(const NodeP& n, const std::string& r, const std::s
       if (override_.count(n->idx)) return override_.at(n->idx);
       if (t.scalar()) return cname(k_, n->idx);
       if (p_.smem.count(n->idx)) {
-        std::string idx =
-            t.shape.size() == 1
-                ? c
-                : "(" + r + ") * " + std::to_string(p_.pitch_of(k_, n->idx)) + " + (" + c + ")";
+        std::string idx = t.shape.size() == 1 ? c : smem_idx(n->idx, r, c);
         std::string base =
             cname(k_, n->idx) + (p_.double_buffered.count(n->idx)
                                      ? " + ph_stage * " + std::to_string(p_.smem_elems(k_, n->idx))
@@ -291,6 +301,12 @@ void CudaEmitter::open_owned(const Layout& l, std::string* r, std::string* c, st
          std::to_string(pc) + ") * " + std::to_string(l.tr) + ";");
     line("const int " + *c + " = " + simt_col(l, "(" + *i + " % " + std::to_string(pc) + ")") +
          ";");
+  } else if (l.kind == Layout::Wgmma) {
+    // m64nN accumulator (tile library, wgmma.cuh): thread 32 w + l of warpgroup g holds d[i] at
+    // row 64 g + 16 w + l / 4 + 8 ((i >> 1) & 1), column 8 (i >> 2) + 2 (l % 4) + (i & 1).
+    line("const int " + *r + " = (tid / 128) * 64 + ((tid % 128) / 32) * 16 + (tid % 32) / 4 + ((" +
+         *i + " >> 1) & 1) * 8;");
+    line("const int " + *c + " = (" + *i + " >> 2) * 8 + (tid % 4) * 2 + (" + *i + " & 1);");
   } else {
     std::string wr = "(tid / 32 / " + std::to_string(l.wn) + ")",
                 wc = "(tid / 32 % " + std::to_string(l.wn) + ")";
@@ -361,7 +377,7 @@ void CudaEmitter::def(const Stmt& s) {
   if (p_.smem.count(s.reg)) {
     line("__syncthreads();");
     smem_fill(s.reg, s.value, p_.double_buffered.count(s.reg) ? "ph_stage" : "");
-    line("__syncthreads();");
+    sync();
     return;
   }
   const Layout& l = p_.frag.at(s.reg);
@@ -473,8 +489,8 @@ std::string cuda_entry_name(const ir::Kernel& k) {
   return s;
 }
 
-std::string emit_cuda(const Program&, const ir::Kernel& k) {
-  passes::Plan p = passes::plan_kernel(k);
+std::string emit_cuda(const Program&, const ir::Kernel& k, int arch) {
+  passes::Plan p = passes::plan_kernel(k, arch);
   if (!p.error.empty()) throw Error("cannot lower '" + k.name + "' to CUDA: " + p.error);
   return cuda_emit::CudaEmitter(k, p).run();
 }

@@ -67,6 +67,13 @@ class CudaEmitter {
   const Layout* frag_layout(const NodeP& n) const;
   // Cooperative loop over every element of a tile of this shape.
   void open_all(const std::vector<int64_t>& shape, std::string* r, std::string* c, std::string* e);
+  std::string smem_idx(int reg, const std::string& r, const std::string& c) const;
+  // Barrier after shared-memory writes; with wgmma first a proxy fence so the async proxy
+  // (wgmma) sees the generic-proxy writes (st.shared, cp.async).
+  void sync();
+  // The wgmma form of an `acc += dot(a, b)` (sm_90a): one batch of m64nNk16 per 64-wide K step.
+  void wgmma_dot(const passes::DotSite& d, const Layout& l, const std::string& A,
+                 const std::string& B);
   std::string smem_at(int reg, const std::string& stage, const std::string& r, const std::string& c,
                       const std::string& e) const;
   void smem_fill(int reg, const NodeP& v, const std::string& stage);

@@ -40,6 +40,8 @@ void CudaEmitter::dot(const passes::DotSite& d) {
     line("  for (int jj = 0; jj < " + std::to_string(pc) + "; ++jj) " + acc + "[ii * " +
          std::to_string(pc) + " + jj] += av[ii] * bv[jj];");
     close();
+  } else if (l.kind == Layout::Wgmma) {
+    wgmma_dot(d, l, A, B);
   } else {
     // Tensor cores: fragments come from the padded shared tiles through ldmatrix (maps in
     // mma_map.inc, checked on the CPU by tests/phobos/mma_map_test.cpp); the product is the
@@ -160,6 +162,37 @@ void CudaEmitter::round_acc(const passes::DotSite& d, const Layout& l) {
     line("for (int i = 0; i < " + std::to_string(l.per_thread()) + "; ++i) " + acc +
          "[i] = " + round(k_.regs[d.acc].type.dt, acc + "[i]") + ";");
   }
+}
+
+// sm_90a: the operands sit in 128-byte-swizzled stages (K-major A, one 64-row slab of 8 KB per
+// warpgroup; B K-major for dot_t, N-major in 64-column atoms for dot), so one K step of 64 is
+// four m64nNk16 wgmmas whose descriptors advance 32 bytes (K-major) or 16 rows = 2048 bytes
+// (N-major) each, exactly as the hand-written src/cuda/gemm_wgmma.cuh. The batch is waited for
+// before the step ends, so the stage can be refilled after the next barrier.
+void CudaEmitter::wgmma_dot(const passes::DotSite& d, const Layout& l, const std::string& A,
+                            const std::string& B) {
+  const VType& at = k_.regs[d.a].type;
+  std::string ty = at.dt == DType::BF16 ? "tc::tile::bf16" : "tc::tile::f16";
+  bool n_major = p_.swizzle.at(d.b) == 2;
+  std::string acc = cname(k_, d.acc);
+  line("{");
+  ++ind_;
+  line("const tc::tile::u32 ph_sa = tc::tile::smem_addr(" + A + ") + (tid / 128) * 8192;");
+  line("const tc::tile::u32 ph_sb = tc::tile::smem_addr(" + B + ");");
+  line("tc::tile::wgmma_fence();");
+  line("#pragma unroll");
+  line("for (int kk = 0; kk < " + std::to_string(at.shape[1] / 16) + "; ++kk) {");
+  line("  const tc::tile::u64 da = tc::tile::make_smem_desc_sw128(ph_sa + kk * 32, 16, 1024);");
+  line(n_major ? "  const tc::tile::u64 db = tc::tile::make_smem_desc_sw128(ph_sb + kk * 2048, " +
+                     std::to_string(k_.regs[d.b].type.shape[0] * 128) + ", 1024);"
+               : "  const tc::tile::u64 db = tc::tile::make_smem_desc_sw128(ph_sb + kk * 32, 16, "
+                 "1024);");
+  line("  tc::tile::Wgmma16<" + std::to_string(l.C) + ", " + ty + ", 0, " + (n_major ? "1" : "0") +
+       ">::run(" + acc + ", da, db, 1u);");
+  line("}");
+  line("tc::tile::wgmma_commit();");
+  line("tc::tile::wgmma_wait<0>();");
+  close();
 }
 
 }  // namespace phobos::cuda_emit

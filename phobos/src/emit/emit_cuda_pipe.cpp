@@ -55,11 +55,23 @@ void CudaEmitter::vec_load(const NodeP& v, int64_t V, const std::string& r, cons
   close();
 }
 
+// Element (r, c) of a 2-D shared tile within one stage: padded row-major, or the 128-byte
+// swizzle wgmma reads (16-byte chunk index XOR row % 8 inside each 128-byte row).
+std::string CudaEmitter::smem_idx(int reg, const std::string& r, const std::string& c) const {
+  auto sw = p_.swizzle.find(reg);
+  if (sw == p_.swizzle.end())
+    return "(" + r + ") * " + std::to_string(p_.pitch_of(k_, reg)) + " + (" + c + ")";
+  std::string chunk = "((((" + c + ") & 63) >> 3) ^ ((" + r + ") & 7)) << 3";
+  std::string in = "(" + r + ") * 64 + (" + chunk + ") + ((" + c + ") & 7)";
+  if (sw->second == 1) return "(" + in + ")";
+  int64_t rows = k_.regs[reg].type.shape[0];  // N-major: 64-column atoms of rows x 128 bytes
+  return "(((" + c + ") >> 6) * " + std::to_string(rows * 64) + " + " + in + ")";
+}
+
 std::string CudaEmitter::smem_at(int reg, const std::string& stage, const std::string& r,
                                  const std::string& c, const std::string& e) const {
   const VType& t = k_.regs[reg].type;
-  std::string idx =
-      t.shape.size() == 2 ? "(" + r + ") * " + std::to_string(p_.pitch_of(k_, reg)) + " + " + c : e;
+  std::string idx = t.shape.size() == 2 ? smem_idx(reg, r, c) : e;
   return cname(k_, reg) + "[" +
          (stage.empty() ? "" : stage + " * " + std::to_string(p_.smem_elems(k_, reg)) + " + ") +
          idx + "]";
@@ -147,7 +159,7 @@ void CudaEmitter::async_pipeline(const Stmt& s, const std::map<int, const Stmt*>
   line("for (int " + v + " = " + lo + "; " + v + " < " + hi + "; " + v + " += " + st + ") {");
   ++ind_;
   line("ph_cp_async_wait<" + std::to_string(p_.stages - 2) + ">();");
-  line("__syncthreads();");
+  sync();
   line("{");
   ++ind_;
   line("const int ph_kt = " + v + " + " + std::to_string(p_.stages - 1) + " * " + st + ";");
@@ -205,7 +217,7 @@ void CudaEmitter::for_loop(const Stmt& s) {
   for (auto& [r, d] : defs) smem_fill(r, d->value, "0");
   override_.erase(s.reg);
   close();
-  line("__syncthreads();");
+  sync();
   if (s.unroll > 1) line("#pragma unroll " + std::to_string(s.unroll));
   line("for (int " + v + " = " + lo + "; " + v + " < " + hi + "; " + v + " += " + st + ") {");
   ++ind_;
@@ -268,7 +280,7 @@ void CudaEmitter::for_loop(const Stmt& s) {
     close();
   }
   close();
-  line("__syncthreads();");
+  sync();
   line("ph_stage ^= 1;");
   close();
   close();

@@ -11,6 +11,20 @@ namespace phobos::passes {
 
 using namespace ir;
 
+int64_t smem_layout(const ir::Kernel& k, const Plan& p, int64_t stages,
+                    std::map<int, int64_t>* offsets) {
+  int64_t off = 0;
+  for (int r : p.smem) {
+    int64_t align = p.swizzle.count(r) ? 1024 : 16;
+    off = (off + align - 1) / align * align;
+    if (offsets) (*offsets)[r] = off;
+    int64_t bytes = p.smem_elems(k, r) * static_cast<int64_t>(dtype_size(k.regs[r].type.dt));
+    off += bytes * (p.double_buffered.count(r) ? stages : 1);
+  }
+  off = (off + 15) / 16 * 16;
+  return p.swizzle.empty() ? off : off + 1024;  // slack to align the dynamic base to 1024
+}
+
 static std::string shape(int64_t r, int64_t c) {
   return "[" + std::to_string(r) + ", " + std::to_string(c) + "]";
 }
@@ -82,7 +96,20 @@ static const Node* tensor_load(const NodeP& v) {
   return nullptr;
 }
 
-Plan plan_kernel(const ir::Kernel& k) {
+// wgmma (sm_90a) serves `acc += dot/dot_t(a, b)` when one warpgroup per 64 accumulator rows
+// covers the tile (R = 64 * threads / 128), the width is an m64nNk16 shape the tile library
+// has (64, 128, 256) and a K step is exactly one 128-byte swizzle atom (BK = 64 for 16-bit).
+// PHOBOS_WGMMA=0 turns the form off (mma.sync everywhere), for comparing the two paths.
+static bool wgmma_fits(int64_t R, int64_t C, int64_t K, int64_t T) {
+  static const bool off = [] {
+    const char* e = std::getenv("PHOBOS_WGMMA");
+    return e && std::string(e) == "0";
+  }();
+  return !off && T % 128 == 0 && R == 64 * (T / 128) && (C == 64 || C == 128 || C == 256) &&
+         K == 64;
+}
+
+Plan plan_kernel(const ir::Kernel& k, int arch) {
   Plan p;
   p.threads = k.threads;
   std::map<int, const Stmt*> def_of;
@@ -142,7 +169,13 @@ Plan plan_kernel(const ir::Kernel& k) {
     p.smem.insert(d.b);
     Layout l;
     bool mma_types = (at.dt == DType::F16 || at.dt == DType::BF16) && ct.dt == DType::F32;
-    if (k.tensorcore && mma_types) {
+    if (k.tensorcore && mma_types && arch == 90 && wgmma_fits(R, C, K, k.threads)) {
+      l = Layout{Layout::Wgmma, R, C};
+      d.mma = true;
+      p.wgmma = true;
+      p.swizzle[d.a] = 1;
+      p.swizzle[d.b] = d.trans ? 1 : 2;
+    } else if (k.tensorcore && mma_types) {
       std::string why = mma_layout(R, C, K, k.threads, &l);
       if (!why.empty()) {
         p.error = why;
@@ -211,14 +244,7 @@ Plan plan_kernel(const ir::Kernel& k) {
               std::to_string(k.threads) + " threads (limit " + std::to_string(kMaxTileRegs) + ")";
     return p;
   }
-  auto smem_with = [&](int64_t stages) {
-    int64_t total = 0;
-    for (int r : p.smem) {
-      int64_t bytes = p.smem_elems(k, r) * static_cast<int64_t>(dtype_size(k.regs[r].type.dt));
-      total += (bytes * (p.double_buffered.count(r) ? stages : 1) + 15) / 16 * 16;
-    }
-    return total;
-  };
+  auto smem_with = [&](int64_t stages) { return smem_layout(k, p, stages, nullptr); };
   if (p.async_copy)
     for (int64_t s : {4, 3})
       if (smem_with(s) <= kMaxSmemBytes) {
@@ -245,13 +271,19 @@ std::string print_plan(const ir::Kernel& k, const Plan& p) {
       o += "simt " + std::to_string(l.tr) + "x" + std::to_string(l.tc) + " threads, " +
            std::to_string(l.R / l.tr) + "x" + std::to_string(l.C / l.tc) + " per thread" +
            (l.gc > 1 ? ", column groups of " + std::to_string(l.gc) : "") + "\n";
-    else
+    else if (l.kind == Layout::Mma)
       o += "mma.m16n8k16 " + std::to_string(l.wm) + "x" + std::to_string(l.wn) + " warps, " +
            std::to_string(l.mi) + "x" + std::to_string(l.ni) + " tiles per warp\n";
+    else
+      o +=
+          "wgmma.m64n" + std::to_string(l.C) + "k16, " + std::to_string(l.R / 64) + " warpgroups\n";
   }
   for (int r : p.smem)
     o += "  %" + k.regs[r].name + ": shared memory" +
          (p.pitch.count(r) ? ", pitch " + std::to_string(p.pitch.at(r)) : "") +
+         (p.swizzle.count(r)
+              ? p.swizzle.at(r) == 1 ? ", 128B swizzle K-major" : ", 128B swizzle N-major"
+              : "") +
          (p.double_buffered.count(r)
               ? ", " + std::to_string(p.stages) + " stages" + (p.async_copy ? " (cp.async)" : "")
               : std::string()) +

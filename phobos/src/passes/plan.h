@@ -18,7 +18,7 @@ namespace phobos::passes {
 
 // How a 2-D register tile [R, C] is spread over the threads of a block.
 struct Layout {
-  enum Kind { Simt, Mma } kind = Simt;
+  enum Kind { Simt, Mma, Wgmma } kind = Simt;
   int64_t R = 0, C = 0;
   // Simt: thread (ty, tx) = (tid / tc, tid % tc) owns rows ty + i*tr and, in groups of gc
   // adjacent columns, columns tx*gc + (j % gc) + (j / gc)*tc*gc (gc = 4 lets an f32 dot read
@@ -26,7 +26,10 @@ struct Layout {
   int64_t tr = 1, tc = 1, gc = 1;
   // Mma (m16n8k16): warps wm x wn; each warp owns mi x ni mma tiles of 16 x 8.
   int64_t wm = 1, wn = 1, mi = 1, ni = 1;
-  int64_t per_thread() const { return kind == Simt ? (R / tr) * (C / tc) : mi * ni * 4; }
+  // Wgmma (sm_90a, m64nCk16): warpgroup g owns rows 64 g .. 64 g + 63 and all C columns.
+  int64_t per_thread() const {
+    return kind == Simt ? (R / tr) * (C / tc) : kind == Mma ? mi * ni * 4 : C / 2;
+  }
 };
 
 struct DotSite {
@@ -54,6 +57,10 @@ struct Plan {
   // Row pitch (elements) of 2-D shared tiles; absent = the tile's width. Tensor-core operands
   // get 8 elements (16 bytes) of padding so ldmatrix's eight row reads hit distinct banks.
   std::map<int, int64_t> pitch;
+  // 128-byte-swizzled shared tiles read by wgmma (sm_90a): 1 = K-major [rows][64] (A, and B of
+  // dot_t), 2 = N-major [64][N] in 64-column atoms (B of dot). 1024-byte aligned, no padding.
+  std::map<int, int> swizzle;
+  bool wgmma = false;
   int64_t pitch_of(const ir::Kernel& k, int r) const {
     auto it = pitch.find(r);
     const auto& s = k.regs[r].type.shape;
@@ -72,7 +79,13 @@ struct Plan {
 constexpr int64_t kMaxSmemBytes = 227 * 1024;  // sm_90 opt-in shared memory per block
 constexpr int64_t kMaxTileRegs = 160;          // 32-bit tile values per thread (of 255 registers)
 
-Plan plan_kernel(const ir::Kernel& k);
+// arch: the target's compute capability (90 = sm_90a, where @tensorcore may use wgmma).
+Plan plan_kernel(const ir::Kernel& k, int arch = 90);
 std::string print_plan(const ir::Kernel& k, const Plan& p);
+// Byte offsets of the shared tiles (in p.smem order) and the total, with `stages` copies of the
+// pipelined ones; swizzled tiles are 1024-byte aligned (the total then has 1024 bytes of slack
+// for aligning the dynamic shared base). The emitter lays shared memory out with this.
+int64_t smem_layout(const ir::Kernel& k, const Plan& p, int64_t stages,
+                    std::map<int, int64_t>* offsets);
 
 }  // namespace phobos::passes

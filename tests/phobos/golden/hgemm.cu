@@ -49,6 +49,10 @@ template <int N>
 static __device__ __forceinline__ void ph_cp_async_wait() {
   asm volatile("cp.async.wait_group %0;" :: "n"(N) : "memory");
 }
+// Orders generic-proxy shared writes (st.shared, cp.async) before async-proxy reads (wgmma).
+static __device__ __forceinline__ void ph_fence_proxy_async() {
+  asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+}
 // ldmatrix with .trans (the B operand of dot, stored [k][n]): the shared tile library has only
 // the non-transposed forms, so these two live here (PTX ISA "ldmatrix").
 static __device__ __forceinline__ void ph_ldmatrix_x4_trans(tc::tile::u32 (&r)[4], const void* p) {
@@ -96,7 +100,7 @@ extern "C" __global__ void __launch_bounds__(128) phobos_hgemm_BM64_BN64_BK32(__
           ph_chunk = *reinterpret_cast<const uint4*>(ph_t);
         }
       }
-      *reinterpret_cast<uint4*>(&r_a[(r4) * 40 + (c5) * 8]) = ph_chunk;
+      *reinterpret_cast<uint4*>(&r_a[(r4) * 40 + ((c5) * 8)]) = ph_chunk;
     }
     __syncthreads();
     for (int e6 = tid; e6 < 256; e6 += 128) {
@@ -117,7 +121,7 @@ extern "C" __global__ void __launch_bounds__(128) phobos_hgemm_BM64_BN64_BK32(__
           ph_chunk = *reinterpret_cast<const uint4*>(ph_t);
         }
       }
-      *reinterpret_cast<uint4*>(&r_b[(r7) * 72 + (c8) * 8]) = ph_chunk;
+      *reinterpret_cast<uint4*>(&r_b[(r7) * 72 + ((c8) * 8)]) = ph_chunk;
     }
     __syncthreads();
     #pragma unroll

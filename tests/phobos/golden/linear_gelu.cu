@@ -49,6 +49,10 @@ template <int N>
 static __device__ __forceinline__ void ph_cp_async_wait() {
   asm volatile("cp.async.wait_group %0;" :: "n"(N) : "memory");
 }
+// Orders generic-proxy shared writes (st.shared, cp.async) before async-proxy reads (wgmma).
+static __device__ __forceinline__ void ph_fence_proxy_async() {
+  asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+}
 // ldmatrix with .trans (the B operand of dot, stored [k][n]): the shared tile library has only
 // the non-transposed forms, so these two live here (PTX ISA "ldmatrix").
 static __device__ __forceinline__ void ph_ldmatrix_x4_trans(tc::tile::u32 (&r)[4], const void* p) {
@@ -87,7 +91,7 @@ extern "C" __global__ void __launch_bounds__(128) phobos_linear_gelu_BM64_BN64_B
           const int e_ = tid + j3 * 128;
           const int r_ = e_ / 4, c_ = (e_ % 4) * 8;
           const __half* ph_src = &X[((((int)blockIdx.x * 64) + r_)) * d_K + (ph_kt + c_)];
-          __half* ph_dst = &r_a[ph_s * 2560 + (r_) * 40 + c_];
+          __half* ph_dst = &r_a[ph_s * 2560 + (r_) * 40 + (c_)];
           if ((unsigned)(((int)blockIdx.x * 64) + r_) < (unsigned)d_M && (unsigned)(ph_kt + c_) < (unsigned)d_K && (unsigned)(((int)blockIdx.x * 64) + r_) < (unsigned)d_M && (unsigned)(ph_kt + (c_ + 7)) < (unsigned)d_K && (reinterpret_cast<unsigned long long>(ph_src) & 15) == 0) {
             ph_cp_async16(ph_dst, ph_src);
           } else {
@@ -101,7 +105,7 @@ extern "C" __global__ void __launch_bounds__(128) phobos_linear_gelu_BM64_BN64_B
           const int e_ = tid + j4 * 128;
           const int r_ = e_ / 4, c_ = (e_ % 4) * 8;
           const __half* ph_src = &W[((((int)blockIdx.y * 64) + r_)) * d_K + (ph_kt + c_)];
-          __half* ph_dst = &r_b[ph_s * 2560 + (r_) * 40 + c_];
+          __half* ph_dst = &r_b[ph_s * 2560 + (r_) * 40 + (c_)];
           if ((unsigned)(((int)blockIdx.y * 64) + r_) < (unsigned)d_N && (unsigned)(ph_kt + c_) < (unsigned)d_K && (unsigned)(((int)blockIdx.y * 64) + r_) < (unsigned)d_N && (unsigned)(ph_kt + (c_ + 7)) < (unsigned)d_K && (reinterpret_cast<unsigned long long>(ph_src) & 15) == 0) {
             ph_cp_async16(ph_dst, ph_src);
           } else {
@@ -126,7 +130,7 @@ extern "C" __global__ void __launch_bounds__(128) phobos_linear_gelu_BM64_BN64_B
             const int e_ = tid + j5 * 128;
             const int r_ = e_ / 4, c_ = (e_ % 4) * 8;
             const __half* ph_src = &X[((((int)blockIdx.x * 64) + r_)) * d_K + (ph_kt + c_)];
-            __half* ph_dst = &r_a[ph_w * 2560 + (r_) * 40 + c_];
+            __half* ph_dst = &r_a[ph_w * 2560 + (r_) * 40 + (c_)];
             if ((unsigned)(((int)blockIdx.x * 64) + r_) < (unsigned)d_M && (unsigned)(ph_kt + c_) < (unsigned)d_K && (unsigned)(((int)blockIdx.x * 64) + r_) < (unsigned)d_M && (unsigned)(ph_kt + (c_ + 7)) < (unsigned)d_K && (reinterpret_cast<unsigned long long>(ph_src) & 15) == 0) {
               ph_cp_async16(ph_dst, ph_src);
             } else {
@@ -140,7 +144,7 @@ extern "C" __global__ void __launch_bounds__(128) phobos_linear_gelu_BM64_BN64_B
             const int e_ = tid + j6 * 128;
             const int r_ = e_ / 4, c_ = (e_ % 4) * 8;
             const __half* ph_src = &W[((((int)blockIdx.y * 64) + r_)) * d_K + (ph_kt + c_)];
-            __half* ph_dst = &r_b[ph_w * 2560 + (r_) * 40 + c_];
+            __half* ph_dst = &r_b[ph_w * 2560 + (r_) * 40 + (c_)];
             if ((unsigned)(((int)blockIdx.y * 64) + r_) < (unsigned)d_N && (unsigned)(ph_kt + c_) < (unsigned)d_K && (unsigned)(((int)blockIdx.y * 64) + r_) < (unsigned)d_N && (unsigned)(ph_kt + (c_ + 7)) < (unsigned)d_K && (reinterpret_cast<unsigned long long>(ph_src) & 15) == 0) {
               ph_cp_async16(ph_dst, ph_src);
             } else {

@@ -49,6 +49,10 @@ template <int N>
 static __device__ __forceinline__ void ph_cp_async_wait() {
   asm volatile("cp.async.wait_group %0;" :: "n"(N) : "memory");
 }
+// Orders generic-proxy shared writes (st.shared, cp.async) before async-proxy reads (wgmma).
+static __device__ __forceinline__ void ph_fence_proxy_async() {
+  asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+}
 // ldmatrix with .trans (the B operand of dot, stored [k][n]): the shared tile library has only
 // the non-transposed forms, so these two live here (PTX ISA "ldmatrix").
 static __device__ __forceinline__ void ph_ldmatrix_x4_trans(tc::tile::u32 (&r)[4], const void* p) {
@@ -88,7 +92,7 @@ extern "C" __global__ void __launch_bounds__(256) phobos_sgemm_TILE_M32_TILE_N32
           if (e_ >= 32) break;
           const int r_ = e_ / 1, c_ = (e_ % 1) * 4;
           const float* ph_src = &A[((((int)blockIdx.x * 32) + r_)) * d_K + (ph_kt + c_)];
-          float* ph_dst = &r_a[ph_s * 128 + (r_) * 4 + c_];
+          float* ph_dst = &r_a[ph_s * 128 + (r_) * 4 + (c_)];
           if ((reinterpret_cast<unsigned long long>(ph_src) & 15) == 0) {
             ph_cp_async16(ph_dst, ph_src);
           } else {
@@ -103,7 +107,7 @@ extern "C" __global__ void __launch_bounds__(256) phobos_sgemm_TILE_M32_TILE_N32
           if (e_ >= 32) break;
           const int r_ = e_ / 8, c_ = (e_ % 8) * 4;
           const float* ph_src = &B[((ph_kt + r_)) * d_N + (((int)blockIdx.y * 32) + c_)];
-          float* ph_dst = &r_b[ph_s * 128 + (r_) * 32 + c_];
+          float* ph_dst = &r_b[ph_s * 128 + (r_) * 32 + (c_)];
           if ((reinterpret_cast<unsigned long long>(ph_src) & 15) == 0) {
             ph_cp_async16(ph_dst, ph_src);
           } else {
@@ -129,7 +133,7 @@ extern "C" __global__ void __launch_bounds__(256) phobos_sgemm_TILE_M32_TILE_N32
             if (e_ >= 32) break;
             const int r_ = e_ / 1, c_ = (e_ % 1) * 4;
             const float* ph_src = &A[((((int)blockIdx.x * 32) + r_)) * d_K + (ph_kt + c_)];
-            float* ph_dst = &r_a[ph_w * 128 + (r_) * 4 + c_];
+            float* ph_dst = &r_a[ph_w * 128 + (r_) * 4 + (c_)];
             if ((reinterpret_cast<unsigned long long>(ph_src) & 15) == 0) {
               ph_cp_async16(ph_dst, ph_src);
             } else {
@@ -144,7 +148,7 @@ extern "C" __global__ void __launch_bounds__(256) phobos_sgemm_TILE_M32_TILE_N32
             if (e_ >= 32) break;
             const int r_ = e_ / 8, c_ = (e_ % 8) * 4;
             const float* ph_src = &B[((ph_kt + r_)) * d_N + (((int)blockIdx.y * 32) + c_)];
-            float* ph_dst = &r_b[ph_w * 128 + (r_) * 32 + c_];
+            float* ph_dst = &r_b[ph_w * 128 + (r_) * 32 + (c_)];
             if ((reinterpret_cast<unsigned long long>(ph_src) & 15) == 0) {
               ph_cp_async16(ph_dst, ph_src);
             } else {

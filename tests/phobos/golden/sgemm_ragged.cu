@@ -49,6 +49,10 @@ template <int N>
 static __device__ __forceinline__ void ph_cp_async_wait() {
   asm volatile("cp.async.wait_group %0;" :: "n"(N) : "memory");
 }
+// Orders generic-proxy shared writes (st.shared, cp.async) before async-proxy reads (wgmma).
+static __device__ __forceinline__ void ph_fence_proxy_async() {
+  asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+}
 // ldmatrix with .trans (the B operand of dot, stored [k][n]): the shared tile library has only
 // the non-transposed forms, so these two live here (PTX ISA "ldmatrix").
 static __device__ __forceinline__ void ph_ldmatrix_x4_trans(tc::tile::u32 (&r)[4], const void* p) {
@@ -87,7 +91,7 @@ extern "C" __global__ void __launch_bounds__(128) phobos_sgemm_ragged_TILE_M64_T
           const int e_ = tid + j3 * 128;
           const int r_ = e_ / 2, c_ = (e_ % 2) * 4;
           const float* ph_src = &A[((((int)blockIdx.x * 64) + r_)) * d_K + (ph_kt + c_)];
-          float* ph_dst = &r_a[ph_s * 512 + (r_) * 8 + c_];
+          float* ph_dst = &r_a[ph_s * 512 + (r_) * 8 + (c_)];
           if ((unsigned)(((int)blockIdx.x * 64) + r_) < (unsigned)d_M && (unsigned)(ph_kt + c_) < (unsigned)d_K && (unsigned)(((int)blockIdx.x * 64) + r_) < (unsigned)d_M && (unsigned)(ph_kt + (c_ + 3)) < (unsigned)d_K && (reinterpret_cast<unsigned long long>(ph_src) & 15) == 0) {
             ph_cp_async16(ph_dst, ph_src);
           } else {
@@ -102,7 +106,7 @@ extern "C" __global__ void __launch_bounds__(128) phobos_sgemm_ragged_TILE_M64_T
           if (e_ >= 64) break;
           const int r_ = e_ / 8, c_ = (e_ % 8) * 4;
           const float* ph_src = &B[((ph_kt + r_)) * d_N + (((int)blockIdx.y * 32) + c_)];
-          float* ph_dst = &r_b[ph_s * 256 + (r_) * 32 + c_];
+          float* ph_dst = &r_b[ph_s * 256 + (r_) * 32 + (c_)];
           if ((unsigned)(ph_kt + r_) < (unsigned)d_K && (unsigned)(((int)blockIdx.y * 32) + c_) < (unsigned)d_N && (unsigned)(ph_kt + r_) < (unsigned)d_K && (unsigned)(((int)blockIdx.y * 32) + (c_ + 3)) < (unsigned)d_N && (reinterpret_cast<unsigned long long>(ph_src) & 15) == 0) {
             ph_cp_async16(ph_dst, ph_src);
           } else {
@@ -127,7 +131,7 @@ extern "C" __global__ void __launch_bounds__(128) phobos_sgemm_ragged_TILE_M64_T
             const int e_ = tid + j5 * 128;
             const int r_ = e_ / 2, c_ = (e_ % 2) * 4;
             const float* ph_src = &A[((((int)blockIdx.x * 64) + r_)) * d_K + (ph_kt + c_)];
-            float* ph_dst = &r_a[ph_w * 512 + (r_) * 8 + c_];
+            float* ph_dst = &r_a[ph_w * 512 + (r_) * 8 + (c_)];
             if ((unsigned)(((int)blockIdx.x * 64) + r_) < (unsigned)d_M && (unsigned)(ph_kt + c_) < (unsigned)d_K && (unsigned)(((int)blockIdx.x * 64) + r_) < (unsigned)d_M && (unsigned)(ph_kt + (c_ + 3)) < (unsigned)d_K && (reinterpret_cast<unsigned long long>(ph_src) & 15) == 0) {
               ph_cp_async16(ph_dst, ph_src);
             } else {
@@ -142,7 +146,7 @@ extern "C" __global__ void __launch_bounds__(128) phobos_sgemm_ragged_TILE_M64_T
             if (e_ >= 64) break;
             const int r_ = e_ / 8, c_ = (e_ % 8) * 4;
             const float* ph_src = &B[((ph_kt + r_)) * d_N + (((int)blockIdx.y * 32) + c_)];
-            float* ph_dst = &r_b[ph_w * 256 + (r_) * 32 + c_];
+            float* ph_dst = &r_b[ph_w * 256 + (r_) * 32 + (c_)];
             if ((unsigned)(ph_kt + r_) < (unsigned)d_K && (unsigned)(((int)blockIdx.y * 32) + c_) < (unsigned)d_N && (unsigned)(ph_kt + r_) < (unsigned)d_K && (unsigned)(((int)blockIdx.y * 32) + (c_ + 3)) < (unsigned)d_N && (reinterpret_cast<unsigned long long>(ph_src) & 15) == 0) {
               ph_cp_async16(ph_dst, ph_src);
             } else {
