@@ -41,6 +41,12 @@ TC_QUANT_LAUNCH tc_status_t launch_v1(const Args& a, void* stream);
 TC_QUANT_LAUNCH bool gemv_supports(const Args& a, std::string& why);
 TC_QUANT_LAUNCH tc_status_t launch_gemv(const Args& a, void* stream);
 
+// Decode GEMV at M = 1, Q4_0 / Q8_0, K % 256 == 0: the same arithmetic with the weight bytes
+// copied contiguously (16-byte cp.async, several chunks in flight) into shared memory first,
+// so that the 2-byte-aligned blocks cost few L1 passes (gemv_quant_staged.cu).
+TC_QUANT_LAUNCH bool gemv_staged_supports(const Args& a, std::string& why);
+TC_QUANT_LAUNCH tc_status_t launch_gemv_staged(const Args& a, void* stream);
+
 // Batched decode, M <= 32: mma.sync m16n8k16 with f16 weight fragments holding the exact small
 // integers of the blocks (Q4_0 q-8, Q8_0 q, Q4_K q) and f32 scales applied per 32-group after
 // each pair of MMAs. Activations are split x = hi + lo (two f16), so the products keep ~22 bits

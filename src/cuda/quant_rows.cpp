@@ -80,6 +80,13 @@ tc_status_t prefill(const tc::quant::MatmulProblem& p, bool f16) {
 
 }  // namespace
 
+bool gemv_staged_can_run(const tc::quant::MatmulProblem& p, std::string& why) {
+  return on_cuda(p, why) && kq::gemv_staged_supports(args(p), why);
+}
+tc_status_t gemv_staged_run(const tc::quant::MatmulProblem& p) {
+  return kq::launch_gemv_staged(args(p), p.stream);
+}
+
 bool gemv_can_run(const tc::quant::MatmulProblem& p, std::string& why) {
   return on_cuda(p, why) && kq::gemv_supports(args(p), why);
 }

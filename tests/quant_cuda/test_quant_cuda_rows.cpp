@@ -92,6 +92,7 @@ TEST(QuantCuda, EveryRowMatchesFloat64) {
     EXPECT_EQ(ran[row], fmts) << row << " (rows that ran: " << all << ")";
   };
   const std::set<int> fast = {TC_DTYPE_Q4_0, TC_DTYPE_Q8_0, TC_DTYPE_Q4_K};
+  expect("cuda_gemv_staged_f32", {TC_DTYPE_Q4_0, TC_DTYPE_Q8_0});  // M = 1, K = 14336
   expect("cuda_gemv_quant_f32", fast);
   expect("cuda_mma_quant_batch", fast);  // M 9..32, and M <= 8 with K = 14336
   expect("cuda_gemv_i8", {TC_DTYPE_I8});
