@@ -37,6 +37,21 @@ struct Buf {
   uint8_t* ptr() const { return static_cast<uint8_t*>(tc_buffer_device_ptr(b)); }
 };
 
+struct Kernel {
+  const char* name;
+  bool (*supports)(const kq::Args&, std::string&);
+  tc_status_t (*launch)(const kq::Args&, void*);
+};
+bool any(const kq::Args&, std::string&) {
+  return true;
+}
+// In the order of the dispatch table's CUDA decode rows.
+const Kernel kKernels[] = {
+    {"cuda_gemv_staged_f32", kq::gemv_staged_supports, kq::launch_gemv_staged},
+    {"cuda_gemv_quant_f32", kq::gemv_supports, kq::launch_gemv},
+    {"cuda_mma_quant_batch", kq::mma_supports, kq::launch_mma},
+    {"cuda_quant_v1", any, kq::launch_v1}};
+
 // Median ms of the public call (which synchronizes) on the context's own queue.
 double time_public(cudaStream_t st, double seconds, const std::function<tc_status_t()>& call) {
   return median_ms_sync(
@@ -69,31 +84,33 @@ nlohmann::json run_quant_kernel_bench(tc_context_t* ctx, const QuantKernelBenchO
       kq::launch_fill_random_blocks(f, w.ptr(), int64_t(sh.N) * copies, sh.K, 11, st);
       fill_random(x.ptr(), TC_DTYPE_F32, size_t(32) * sh.K, 12, st);
       for (int M : o.ms) {
-        for (bool v1 : {false, true}) {
-          if (v1 && M != 1) continue;
-          kq::Args a;
-          a.M = M;
-          a.N = sh.N;
-          a.K = sh.K;
-          a.w_dtype = f;
-          a.x = x.ptr();
-          a.y = reinterpret_cast<float*>(y.ptr());
-          const char* kernel = "cuda_quant_v1";
+        kq::Args a;
+        a.M = M;
+        a.N = sh.N;
+        a.K = sh.K;
+        a.w_dtype = f;
+        a.w = w.ptr();
+        a.x = x.ptr();
+        a.y = reinterpret_cast<float*>(y.ptr());
+        // Every kernel that can serve this M (the table takes the first), so that the figures
+        // say which one should come first; v1 at M = 1 only.
+        for (const Kernel& k : kKernels) {
+          std::string why;
+          if (!k.supports(a, why) || (k.launch == kq::launch_v1 && M != 1)) continue;
           const double ms = median_ms(
               st,
               [&](int i) {
                 a.w = w.ptr() + bytes * (size_t(i) % copies);
-                return (v1 ? kq::launch_v1(a, st) : kq::launch_decode(a, st, &kernel)) ==
-                       TC_SUCCESS;
+                return k.launch(a, st) == TC_SUCCESS;
               },
               o.seconds);
           const double gbps = ms > 0 ? double(bytes) / (ms * 1e-3) / 1e9 : 0;
           fmt::print("{:>6} | {:>19} | {:>3} | {:>22} | {:>9.1f} | {:>7.0f} | {:>5.1f}%\n", name,
-                     sh.label, M, kernel, ms * 1e3, gbps, copy > 0 ? 100 * gbps / copy : 0.0);
+                     sh.label, M, k.name, ms * 1e3, gbps, copy > 0 ? 100 * gbps / copy : 0.0);
           doc["decode"].push_back({{"format", name},
                                    {"shape", sh.label},
                                    {"M", M},
-                                   {"kernel", kernel},
+                                   {"kernel", k.name},
                                    {"us", ms * 1e3},
                                    {"gbps", gbps}});
         }

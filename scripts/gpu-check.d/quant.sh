@@ -7,11 +7,11 @@ set -uo pipefail
 TC=$B/tools/tc/tc
 T=$B/tests/quant_cuda/test_quant_cuda
 if [[ -x $T ]]; then
-  timeout 25 "$T" > "$OUT/quant_tests.txt" 2>&1
+  timeout 20 "$T" > "$OUT/quant_tests.txt" 2>&1
   rc=$?
   echo "quant: test_quant_cuda exit $rc: $(grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$OUT/quant_tests.txt" | tr '\n' ' ')"
   grep -E "Failure|rms|Expected|Which is|FAILED  \]" "$OUT/quant_tests.txt" | head -20
-  TC_Q4_USE_V1=1 TC_EXPECT_ROW=cuda_quant_v1 timeout 15 "$T" --gtest_filter='QuantCuda.Every*' \
+  TC_Q4_USE_V1=1 TC_EXPECT_ROW=cuda_quant_v1 timeout 10 "$T" --gtest_filter='QuantCuda.Every*' \
     > "$OUT/quant_tests_v1.txt" 2>&1
   echo "quant: test_quant_cuda TC_Q4_USE_V1=1 exit $?"
 else
@@ -21,12 +21,12 @@ if [[ ! -x $TC ]]; then
   echo "quant: $TC was not built"
   exit 0
 fi
-timeout 25 "$TC" bench decode --device cuda --batches 1,8,32 --seconds 0.1 \
+timeout 20 "$TC" bench decode --device cuda --batches 1,8,32 --seconds 0.1 \
   --json "$OUT/quant_decode.json" > "$OUT/quant_decode.txt" 2>&1
 rc=$?
 cat "$OUT/quant_decode.txt" | head -30
 [[ $rc -ne 0 ]] && echo "tc bench decode exit $rc (124 = timed out)"
-timeout 30 "$TC" bench quant --device cuda --ms 1,8,32 --seconds 0.05 \
+timeout 35 "$TC" bench quant --device cuda --ms 1,8,32 --seconds 0.05 \
   --json "$OUT/quant_kernels.json" > "$OUT/quant_kernels.txt" 2>&1
 rc=$?
 cat "$OUT/quant_kernels.txt" | head -60
