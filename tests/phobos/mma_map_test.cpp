@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <array>
+#include <cstdint>
 #include <functional>
 #include <utility>
 
@@ -105,6 +106,59 @@ TEST(PhobosMmaMap, LdmatrixRowsAreSixteenByteAlignedAndConflictFree) {
         EXPECT_FALSE(used[group]) << "width " << width << " lane " << l;
         used[group] = true;
       }
+    }
+  }
+}
+
+}  // namespace
+
+namespace {
+
+// The wgmma side: a model of how the tensor core addresses a 128B-swizzled operand through a
+// shared-memory matrix descriptor (start address, LBO, SBO; PTX ISA "Matrix Descriptor"), with
+// the start advanced per k16 step as the emitter (and src/cuda/gemm_wgmma.cuh) does. Element
+// (row, k) of a K-major m64 x k16 slice, or (k, n) of an N-major k16 x nN slice, is read at
+// start + layout offset with address bits 4-6 XORed with bits 7-9; the emitter's fill must
+// have put exactly that element there.
+int64_t swizzle(int64_t byte) {
+  return byte ^ (((byte >> 7) & 7) << 4);
+}
+
+TEST(PhobosMmaMap, WgmmaKMajorSliceMatchesTheFill) {
+  for (int rows : {64, 128, 256})
+    for (int kk = 0; kk < 4; ++kk)  // start + 32 bytes per k16 step
+      for (int m = 0; m < rows; ++m)
+        for (int k = 0; k < 16; ++k) {
+          int64_t start = kk * 32, sbo = 1024;
+          int64_t byte = swizzle(start + (m / 8) * sbo + (m % 8) * 128 + k * 2);
+          EXPECT_EQ(byte, 2 * ph_sw128_k(m, kk * 16 + k)) << "m " << m << " kk " << kk;
+        }
+}
+
+TEST(PhobosMmaMap, WgmmaNMajorSliceMatchesTheFill) {
+  const int K = 64;  // rows of the [K][N] tile: one 128-byte swizzle atom of K per stage
+  for (int N : {64, 128, 256})
+    for (int kk = 0; kk < 4; ++kk)  // start + 16 K-rows (2048 bytes) per k16 step
+      for (int k = 0; k < 16; ++k)
+        for (int n = 0; n < N; ++n) {
+          int64_t start = kk * 2048, lbo = K * 128, sbo = 1024;
+          int64_t byte =
+              swizzle(start + (n / 64) * lbo + (k / 8) * sbo + (k % 8) * 128 + (n % 64) * 2);
+          EXPECT_EQ(byte, 2 * ph_sw128_n(kk * 16 + k, n, K)) << "k " << k << " n " << n;
+        }
+}
+
+TEST(PhobosMmaMap, WgmmaSwizzleIsAPermutationOfChunks) {
+  // Every 16-byte chunk of a row lands in that row, once: 16-byte fills stay contiguous.
+  for (int r = 0; r < 16; ++r) {
+    bool seen[8] = {};
+    for (int c = 0; c < 64; c += 8) {
+      int e = ph_sw128_k(r, c);
+      EXPECT_EQ(e / 64, r);
+      EXPECT_EQ(e % 8, 0);
+      for (int v = 1; v < 8; ++v) EXPECT_EQ(ph_sw128_k(r, c + v), e + v);
+      EXPECT_FALSE(seen[(e % 64) / 8]);
+      seen[(e % 64) / 8] = true;
     }
   }
 }

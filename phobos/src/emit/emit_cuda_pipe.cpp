@@ -61,11 +61,8 @@ std::string CudaEmitter::smem_idx(int reg, const std::string& r, const std::stri
   auto sw = p_.swizzle.find(reg);
   if (sw == p_.swizzle.end())
     return "(" + r + ") * " + std::to_string(p_.pitch_of(k_, reg)) + " + (" + c + ")";
-  std::string chunk = "((((" + c + ") & 63) >> 3) ^ ((" + r + ") & 7)) << 3";
-  std::string in = "(" + r + ") * 64 + (" + chunk + ") + ((" + c + ") & 7)";
-  if (sw->second == 1) return "(" + in + ")";
-  int64_t rows = k_.regs[reg].type.shape[0];  // N-major: 64-column atoms of rows x 128 bytes
-  return "(((" + c + ") >> 6) * " + std::to_string(rows * 64) + " + " + in + ")";
+  if (sw->second == 1) return "ph_sw128_k(" + r + ", " + c + ")";
+  return "ph_sw128_n(" + r + ", " + c + ", " + std::to_string(k_.regs[reg].type.shape[0]) + ")";
 }
 
 std::string CudaEmitter::smem_at(int reg, const std::string& stage, const std::string& r,

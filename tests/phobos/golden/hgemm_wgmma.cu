@@ -92,7 +92,7 @@ extern "C" __global__ void __launch_bounds__(256) phobos_hgemm_big_BM128_BN256_B
           const int e_ = tid + j3 * 256;
           const int r_ = e_ / 8, c_ = (e_ % 8) * 8;
           const __half* ph_src = &A[((((int)blockIdx.x * 128) + r_)) * d_K + (ph_kt + c_)];
-          __half* ph_dst = &r_a[ph_s * 8192 + ((r_) * 64 + (((((c_) & 63) >> 3) ^ ((r_) & 7)) << 3) + ((c_) & 7))];
+          __half* ph_dst = &r_a[ph_s * 8192 + ph_sw128_k(r_, c_)];
           if ((reinterpret_cast<unsigned long long>(ph_src) & 15) == 0) {
             ph_cp_async16(ph_dst, ph_src);
           } else {
@@ -106,7 +106,7 @@ extern "C" __global__ void __launch_bounds__(256) phobos_hgemm_big_BM128_BN256_B
           const int e_ = tid + j4 * 256;
           const int r_ = e_ / 32, c_ = (e_ % 32) * 8;
           const __half* ph_src = &B[((ph_kt + r_)) * d_N + (((int)blockIdx.y * 256) + c_)];
-          __half* ph_dst = &r_b[ph_s * 16384 + (((c_) >> 6) * 4096 + (r_) * 64 + (((((c_) & 63) >> 3) ^ ((r_) & 7)) << 3) + ((c_) & 7))];
+          __half* ph_dst = &r_b[ph_s * 16384 + ph_sw128_n(r_, c_, 64)];
           if ((reinterpret_cast<unsigned long long>(ph_src) & 15) == 0) {
             ph_cp_async16(ph_dst, ph_src);
           } else {
@@ -132,7 +132,7 @@ extern "C" __global__ void __launch_bounds__(256) phobos_hgemm_big_BM128_BN256_B
             const int e_ = tid + j5 * 256;
             const int r_ = e_ / 8, c_ = (e_ % 8) * 8;
             const __half* ph_src = &A[((((int)blockIdx.x * 128) + r_)) * d_K + (ph_kt + c_)];
-            __half* ph_dst = &r_a[ph_w * 8192 + ((r_) * 64 + (((((c_) & 63) >> 3) ^ ((r_) & 7)) << 3) + ((c_) & 7))];
+            __half* ph_dst = &r_a[ph_w * 8192 + ph_sw128_k(r_, c_)];
             if ((reinterpret_cast<unsigned long long>(ph_src) & 15) == 0) {
               ph_cp_async16(ph_dst, ph_src);
             } else {
@@ -146,7 +146,7 @@ extern "C" __global__ void __launch_bounds__(256) phobos_hgemm_big_BM128_BN256_B
             const int e_ = tid + j6 * 256;
             const int r_ = e_ / 32, c_ = (e_ % 32) * 8;
             const __half* ph_src = &B[((ph_kt + r_)) * d_N + (((int)blockIdx.y * 256) + c_)];
-            __half* ph_dst = &r_b[ph_w * 16384 + (((c_) >> 6) * 4096 + (r_) * 64 + (((((c_) & 63) >> 3) ^ ((r_) & 7)) << 3) + ((c_) & 7))];
+            __half* ph_dst = &r_b[ph_w * 16384 + ph_sw128_n(r_, c_, 64)];
             if ((reinterpret_cast<unsigned long long>(ph_src) & 15) == 0) {
               ph_cp_async16(ph_dst, ph_src);
             } else {
