@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <functional>
 #include <utility>
+#include <vector>
 
 #define PH_HD inline
 #include "emit/mma_map.inc"
@@ -161,6 +162,26 @@ TEST(PhobosMmaMap, WgmmaSwizzleIsAPermutationOfChunks) {
       seen[(e % 64) / 8] = true;
     }
   }
+}
+
+TEST(PhobosMmaMap, WgmmaAccumulatorCoversTheTileOnce) {
+  for (int warpgroups : {1, 2})
+    for (int N : {64, 128, 256}) {
+      std::vector<int> seen(64 * warpgroups * N, 0);
+      for (int t = 0; t < 128 * warpgroups; ++t)
+        for (int i = 0; i < N / 2; ++i) {
+          int r = ph_wg_row(t, i), c = ph_wg_col(t, i);
+          ASSERT_TRUE(r >= 0 && r < 64 * warpgroups && c >= 0 && c < N);
+          ++seen[r * N + c];
+        }
+      for (int v : seen) EXPECT_EQ(v, 1);
+    }
+  // Within one m64n8 block the layout is the mma.m16n8 C fragment per warp (16 rows each).
+  for (int t = 0; t < 128; ++t)
+    for (int i = 0; i < 4; ++i) {
+      EXPECT_EQ(ph_wg_row(t, i), (t / 32) * 16 + ph_c_row(t % 32, i));
+      EXPECT_EQ(ph_wg_col(t, i), ph_c_col(t % 32, i));
+    }
 }
 
 }  // namespace

@@ -302,11 +302,9 @@ void CudaEmitter::open_owned(const Layout& l, std::string* r, std::string* c, st
     line("const int " + *c + " = " + simt_col(l, "(" + *i + " % " + std::to_string(pc) + ")") +
          ";");
   } else if (l.kind == Layout::Wgmma) {
-    // m64nN accumulator (tile library, wgmma.cuh): thread 32 w + l of warpgroup g holds d[i] at
-    // row 64 g + 16 w + l / 4 + 8 ((i >> 1) & 1), column 8 (i >> 2) + 2 (l % 4) + (i & 1).
-    line("const int " + *r + " = (tid / 128) * 64 + ((tid % 128) / 32) * 16 + (tid % 32) / 4 + ((" +
-         *i + " >> 1) & 1) * 8;");
-    line("const int " + *c + " = (" + *i + " >> 2) * 8 + (tid % 4) * 2 + (" + *i + " & 1);");
+    // m64nN accumulator (tile library, wgmma.cuh; maps in mma_map.inc)
+    line("const int " + *r + " = ph_wg_row(tid, " + *i + ");");
+    line("const int " + *c + " = ph_wg_col(tid, " + *i + ");");
   } else {
     std::string wr = "(tid / 32 / " + std::to_string(l.wn) + ")",
                 wc = "(tid / 32 % " + std::to_string(l.wn) + ")";

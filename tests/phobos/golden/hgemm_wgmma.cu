@@ -76,8 +76,8 @@ extern "C" __global__ void __launch_bounds__(256) phobos_hgemm_big_BM128_BN256_B
   float r_acc[128];
   #pragma unroll
   for (int i0 = 0; i0 < 128; ++i0) {
-    const int r1 = (tid / 128) * 64 + ((tid % 128) / 32) * 16 + (tid % 32) / 4 + ((i0 >> 1) & 1) * 8;
-    const int c2 = (i0 >> 2) * 8 + (tid % 4) * 2 + (i0 & 1);
+    const int r1 = ph_wg_row(tid, i0);
+    const int c2 = ph_wg_col(tid, i0);
     (void)r1;
     (void)c2;
     r_acc[i0] = 0.0f;
@@ -177,8 +177,8 @@ extern "C" __global__ void __launch_bounds__(256) phobos_hgemm_big_BM128_BN256_B
   }
   #pragma unroll
   for (int i7 = 0; i7 < 128; ++i7) {
-    const int r8 = (tid / 128) * 64 + ((tid % 128) / 32) * 16 + (tid % 32) / 4 + ((i7 >> 1) & 1) * 8;
-    const int c9 = (i7 >> 2) * 8 + (tid % 4) * 2 + (i7 & 1);
+    const int r8 = ph_wg_row(tid, i7);
+    const int c9 = ph_wg_col(tid, i7);
     (void)r8;
     (void)c9;
     ph_st(&C[((((int)blockIdx.x * 128) + r8)) * d_N + (((int)blockIdx.y * 256) + c9)], r_acc[i7]);
