@@ -43,7 +43,8 @@ typedef enum {
   TC_ERROR_BACKEND_FAILURE = 13,  /* the backend (CUDA, BLAS) reported an error */
   TC_ERROR_IO = 14,               /* a file could not be opened, read or written */
   TC_ERROR_INVALID_FORMAT = 15,   /* malformed file contents (GGUF, .ph) */
-  TC_ERROR_INTERNAL = 16          /* a bug in tc */
+  TC_ERROR_INTERNAL = 16,         /* a bug in tc */
+  TC_STATUS_MAX_ENUM = 0x7fffffff /* any int is a valid value: callers may pass garbage */
 } tc_status_t;
 
 TC_API const char* tc_status_string(tc_status_t status);
@@ -64,7 +65,8 @@ typedef enum {
   TC_DTYPE_Q4_0 = 16,
   TC_DTYPE_Q8_0 = 17,
   TC_DTYPE_Q4_K = 18,
-  TC_DTYPE_Q6_K = 19
+  TC_DTYPE_Q6_K = 19,
+  TC_DTYPE_MAX_ENUM = 0x7fffffff
 } tc_dtype_t;
 
 TC_API const char* tc_dtype_name(tc_dtype_t dtype);
@@ -72,14 +74,20 @@ TC_API const char* tc_dtype_name(tc_dtype_t dtype);
 TC_API size_t tc_dtype_size(tc_dtype_t dtype);
 
 /* ---- devices and contexts --------------------------------------------------------------- */
-typedef enum { TC_DEVICE_AUTO = 0, TC_DEVICE_CPU = 1, TC_DEVICE_CUDA = 2 } tc_device_t;
+typedef enum {
+  TC_DEVICE_AUTO = 0,
+  TC_DEVICE_CPU = 1,
+  TC_DEVICE_CUDA = 2,
+  TC_DEVICE_MAX_ENUM = 0x7fffffff
+} tc_device_t;
 
 typedef enum {
   TC_BACKEND_NONE = 0,
   TC_BACKEND_CPU = 1,      /* tc's own CPU kernels */
   TC_BACKEND_OPENBLAS = 2, /* OpenBLAS (CPU float GEMM) */
   TC_BACKEND_CUDA = 3,     /* tc's own CUDA kernels */
-  TC_BACKEND_CUBLASLT = 4  /* cuBLASLt on the CUDA device */
+  TC_BACKEND_CUBLASLT = 4, /* cuBLASLt on the CUDA device */
+  TC_BACKEND_MAX_ENUM = 0x7fffffff
 } tc_backend_t;
 
 typedef struct tc_context tc_context_t;

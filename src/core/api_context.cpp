@@ -44,8 +44,9 @@ bool tc_device_available(tc_device_t device) {
 #else
       return false;
 #endif
+    default:
+      return false;
   }
-  return false;
 }
 
 tc_status_t tc_context_create(tc_context_t** ctx, tc_device_t device) {

@@ -6,37 +6,52 @@
 #include <atomic>
 #include <bit>
 #include <cstdint>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <unordered_map>
+#include <unordered_set>
+#include <vector>
 
 #include "core/env.h"
 
 namespace tc::autotune {
 namespace {
 
-// A class in one integer: dtypes (5 bits each), transposes, log2 of M, N, K (6 bits each) and
-// batch (5), the three alignment bits and beta != 0. Paired with the device key.
-struct ClassKey {
-  uint64_t cls;
+// The per-call memo: a class packed in one integer (class_of) and the device key, to the
+// entry's row name (interned, so a hit copies no string) and variant.
+struct Memo {
   std::string device;
-  bool operator==(const ClassKey&) const = default;
+  std::optional<Hit> hit;
 };
-struct ClassKeyHash {
-  size_t operator()(const ClassKey& k) const {
-    return std::hash<uint64_t>()(k.cls) ^ (std::hash<std::string>()(k.device) * 31);
+
+// The environment values that decide the cache's location, to notice a change without
+// building the path on every call.
+struct Location {
+  std::optional<std::string> cache, xdg, home;
+  static bool same(const std::optional<std::string>& v, const char* now) {
+    return now == nullptr || *now == '\0' ? !v.has_value() : v.has_value() && *v == now;
+  }
+  bool unchanged() const {
+    return same(cache, std::getenv("TC_AUTOTUNE_CACHE")) &&
+           same(xdg, std::getenv("XDG_CACHE_HOME")) && same(home, std::getenv("HOME"));
+  }
+  static Location now() {
+    return {env::get("TC_AUTOTUNE_CACHE"), env::get("XDG_CACHE_HOME"), env::get("HOME")};
   }
 };
 
 struct Cache {
   std::mutex mu;
   std::string path;  // the file `entries` was loaded from
+  Location location;
   bool loaded = false;
   std::map<std::string, Entry> entries;
-  std::unordered_map<ClassKey, std::optional<Entry>, ClassKeyHash> memo;  // cleared on changes
+  std::unordered_map<uint64_t, std::vector<Memo>> memo;  // cleared on every change
+  std::unordered_set<std::string> names;                 // interned row names, kept
 };
 
 Cache& cache() {
@@ -57,6 +72,8 @@ std::map<std::string, Entry> read_file(const std::string& path) {
 }
 
 void load_locked(Cache& c) {
+  if (c.loaded && c.location.unchanged()) return;
+  c.location = Location::now();
   std::string path = cache_path();
   if (c.loaded && path == c.path) return;
   c.path = path;
@@ -178,18 +195,20 @@ void store(const std::string& key, const Entry& entry) {
   }
 }
 
-std::optional<Entry> lookup(const GemmProblem& p, const std::string& device_key) {
+std::optional<Hit> lookup(const GemmProblem& p, const std::string& device_key) {
   Cache& c = cache();
-  ClassKey k{class_of(p), device_key};
+  const uint64_t cls = class_of(p);
   std::lock_guard lock(c.mu);
   load_locked(c);
-  auto it = c.memo.find(k);
-  if (it != c.memo.end()) return it->second;
-  std::optional<Entry> e;
+  std::vector<Memo>& slot = c.memo[cls];
+  for (const Memo& m : slot)
+    if (m.device == device_key) return m.hit;
+  std::optional<Hit> hit;
   auto found = c.entries.find(gemm_key(p, device_key));
-  if (found != c.entries.end()) e = found->second;
-  c.memo.emplace(std::move(k), e);
-  return e;
+  if (found != c.entries.end())
+    hit = Hit{c.names.insert(found->second.row).first->c_str(), found->second.variant};
+  slot.push_back({device_key, hit});
+  return hit;
 }
 
 void store(const GemmProblem& p, const std::string& device_key, const Entry& entry) {

@@ -42,6 +42,12 @@ struct Entry {
   double ms = 0;
 };
 
+// What a call needs of an entry: the row's name (valid for the process) and the variant.
+struct Hit {
+  const char* row;
+  int variant;
+};
+
 bool enabled();            // TC_AUTOTUNE is not "0" / "off" / "false"
 std::string cache_path();  // "" when no location is known (no HOME)
 std::string gemm_key(const GemmProblem& p, const std::string& device_key);
@@ -55,7 +61,7 @@ void store(const std::string& key, const Entry& entry);
 // The per-call path: the answer for p's class is remembered in memory under a packed integer
 // form of the class, so the text key is formatted only the first time a class is seen (a call
 // costs a hash lookup, not a string format).
-std::optional<Entry> lookup(const GemmProblem& p, const std::string& device_key);
+std::optional<Hit> lookup(const GemmProblem& p, const std::string& device_key);
 void store(const GemmProblem& p, const std::string& device_key, const Entry& entry);
 
 // The file format, exposed for tests. parse() returns false on malformed text (entries that

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <cstring>
 #include <mutex>
 #include <unordered_set>
 
@@ -44,11 +45,12 @@ const GemmRow* pick_forced(const GemmProblem& p, const std::string& prefix) {
 }
 
 #ifdef TC_HAVE_CUDA
-const GemmRow* find_row(const GemmProblem& p, const std::string& name) {
+const GemmRow* find_row(const GemmProblem& p, const char* name) {
   for (const GemmRow& row : gemm_table()) {
+    if (std::strcmp(name, row.name) != 0 || !backend_on_device(row.backend, p.ctx->device))
+      continue;
     std::string why;
-    if (name == row.name && backend_on_device(row.backend, p.ctx->device) && row.can_run(p, why))
-      return &row;
+    return row.can_run(p, why) ? &row : nullptr;
   }
   return nullptr;
 }
@@ -169,6 +171,8 @@ const char* tc_backend_name(tc_backend_t backend) {
       return "cuda";
     case TC_BACKEND_CUBLASLT:
       return "cublaslt";
+    default:
+      break;
   }
   return "unknown";
 }

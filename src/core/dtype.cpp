@@ -26,6 +26,8 @@ const char* tc_dtype_name(tc_dtype_t dtype) {
       return "q4_k";
     case TC_DTYPE_Q6_K:
       return "q6_k";
+    default:
+      break;
   }
   return "invalid";
 }

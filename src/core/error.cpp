@@ -56,6 +56,8 @@ const char* tc_status_string(tc_status_t status) {
       return "invalid format";
     case TC_ERROR_INTERNAL:
       return "internal error";
+    default:
+      break;
   }
   return "unknown status";
 }
