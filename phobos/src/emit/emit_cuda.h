@@ -37,6 +37,7 @@ class CudaEmitter {
   int ind_ = 1;
   std::map<int, std::string> override_;  // register -> expression (prefetch of the next step)
   int tmp_ = 0;
+  bool wgmma_overlap_ = false;  // wgmma batches may stay in flight across pipeline steps
   void line(const std::string& s) { o_ += std::string(ind_ * 2, ' ') + s + "\n"; }
   std::string fresh(const char* p) { return std::string(p) + std::to_string(tmp_++); }
 

@@ -167,8 +167,8 @@ void CudaEmitter::round_acc(const passes::DotSite& d, const Layout& l) {
 // sm_90a: the operands sit in 128-byte-swizzled stages (K-major A, one 64-row slab of 8 KB per
 // warpgroup; B K-major for dot_t, N-major in 64-column atoms for dot), so one K step of 64 is
 // four m64nNk16 wgmmas whose descriptors advance 32 bytes (K-major) or 16 rows = 2048 bytes
-// (N-major) each, exactly as the hand-written src/cuda/gemm_wgmma.cuh. The batch is waited for
-// before the step ends, so the stage can be refilled after the next barrier.
+// (N-major) each, exactly as the hand-written src/cuda/gemm_wgmma.cuh. In a pipeline the batch is
+// left in flight (wait_group 1) and retired by the next step's wait, as in gemm_wgmma.cuh.
 void CudaEmitter::wgmma_dot(const passes::DotSite& d, const Layout& l, const std::string& A,
                             const std::string& B) {
   const VType& at = k_.regs[d.a].type;
@@ -179,6 +179,9 @@ void CudaEmitter::wgmma_dot(const passes::DotSite& d, const Layout& l, const std
   ++ind_;
   line("const tc::tile::u32 ph_sa = tc::tile::smem_addr(" + A + ") + (tid / 128) * 8192;");
   line("const tc::tile::u32 ph_sb = tc::tile::smem_addr(" + B + ");");
+  // reg_fence pins the accumulators around the batch (as CUTLASS's warpgroup_fence_operand):
+  // no copies of them for ptxas to find between a wgmma and its wait.
+  line("tc::tile::reg_fence(" + acc + ");");
   line("tc::tile::wgmma_fence();");
   line("#pragma unroll");
   line("for (int kk = 0; kk < " + std::to_string(at.shape[1] / 16) + "; ++kk) {");
@@ -191,7 +194,10 @@ void CudaEmitter::wgmma_dot(const passes::DotSite& d, const Layout& l, const std
        ">::run(" + acc + ", da, db, 1u);");
   line("}");
   line("tc::tile::wgmma_commit();");
-  line("tc::tile::wgmma_wait<0>();");
+  // Inside a cp.async pipeline with 3+ stages the batch may run on into the next step (see
+  // async_pipeline); elsewhere it is finished before anything else touches the tiles.
+  line(wgmma_overlap_ ? "tc::tile::wgmma_wait<1>();" : "tc::tile::wgmma_wait<0>();");
+  line("tc::tile::reg_fence(" + acc + ");");
   close();
 }
 

@@ -137,10 +137,16 @@ void CudaEmitter::async_pipeline(const Stmt& s, const std::map<int, const Stmt*>
                                  const std::string& v, const std::string& lo, const std::string& hi,
                                  const std::string& st) {
   std::string S = std::to_string(p_.stages);
+  // Copies run D steps ahead. With wgmma and 3+ stages, D = S - 2 and each step's wgmma batch
+  // is left running while the next step starts (wait_group 1): the stage refilled at step i
+  // (i + D) % S was read by batch i - 2, which the previous step's wait retired.
+  bool overlap = p_.wgmma && p_.stages >= 3;
+  int64_t D = overlap ? p_.stages - 2 : p_.stages - 1;
+  std::string Ds = std::to_string(D);
   line("{");
   ++ind_;
   line("#pragma unroll");
-  line("for (int ph_s = 0; ph_s < " + std::to_string(p_.stages - 1) + "; ++ph_s) {");
+  line("for (int ph_s = 0; ph_s < " + Ds + "; ++ph_s) {");
   ++ind_;
   line("const int ph_kt = " + lo + " + ph_s * " + st + ";");
   line("if (ph_kt < " + hi + ") {");
@@ -155,12 +161,12 @@ void CudaEmitter::async_pipeline(const Stmt& s, const std::map<int, const Stmt*>
   if (s.unroll > 1) line("#pragma unroll " + std::to_string(s.unroll));
   line("for (int " + v + " = " + lo + "; " + v + " < " + hi + "; " + v + " += " + st + ") {");
   ++ind_;
-  line("ph_cp_async_wait<" + std::to_string(p_.stages - 2) + ">();");
+  line("ph_cp_async_wait<" + std::to_string(D - 1) + ">();");
   sync();
   line("{");
   ++ind_;
-  line("const int ph_kt = " + v + " + " + std::to_string(p_.stages - 1) + " * " + st + ";");
-  line("const int ph_w = (ph_stage + " + std::to_string(p_.stages - 1) + ") % " + S + ";");
+  line("const int ph_kt = " + v + " + " + Ds + " * " + st + ";");
+  line("const int ph_w = (ph_stage + " + Ds + ") % " + S + ";");
   line("if (ph_kt < " + hi + ") {");
   ++ind_;
   override_[s.reg] = "ph_kt";
@@ -169,12 +175,19 @@ void CudaEmitter::async_pipeline(const Stmt& s, const std::map<int, const Stmt*>
   close();
   line("ph_cp_async_commit();");
   close();
+  wgmma_overlap_ = overlap;
   for (auto& x : s.body) {
     if (x.kind == Stmt::Def && defs.count(x.reg)) continue;
     emit(x);
   }
+  wgmma_overlap_ = false;
   line("ph_stage = (ph_stage + 1) % " + S + ";");
   close();
+  if (overlap) {
+    line("tc::tile::wgmma_wait<0>();");
+    for (auto& d : p_.dots)
+      if (d.loop == &s) line("tc::tile::reg_fence(" + cname(k_, d.acc) + ");");
+  }
   line("ph_cp_async_wait<0>();");
   close();
 }

@@ -84,7 +84,7 @@ extern "C" __global__ void __launch_bounds__(256) phobos_hgemm_big_BM128_BN256_B
   }
   {
     #pragma unroll
-    for (int ph_s = 0; ph_s < 3; ++ph_s) {
+    for (int ph_s = 0; ph_s < 2; ++ph_s) {
       const int ph_kt = 0 + ph_s * 64;
       if (ph_kt < d_K) {
         #pragma unroll
@@ -120,12 +120,12 @@ extern "C" __global__ void __launch_bounds__(256) phobos_hgemm_big_BM128_BN256_B
     }
     int ph_stage = 0;
     for (int r_kt = 0; r_kt < d_K; r_kt += 64) {
-      ph_cp_async_wait<2>();
+      ph_cp_async_wait<1>();
       ph_fence_proxy_async();
       __syncthreads();
       {
-        const int ph_kt = r_kt + 3 * 64;
-        const int ph_w = (ph_stage + 3) % 4;
+        const int ph_kt = r_kt + 2 * 64;
+        const int ph_w = (ph_stage + 2) % 4;
         if (ph_kt < d_K) {
           #pragma unroll
           for (int j5 = 0; j5 < 4; ++j5) {
@@ -161,6 +161,7 @@ extern "C" __global__ void __launch_bounds__(256) phobos_hgemm_big_BM128_BN256_B
       {
         const tc::tile::u32 ph_sa = tc::tile::smem_addr((r_a + ph_stage * 8192)) + (tid / 128) * 8192;
         const tc::tile::u32 ph_sb = tc::tile::smem_addr((r_b + ph_stage * 16384));
+        tc::tile::reg_fence(r_acc);
         tc::tile::wgmma_fence();
         #pragma unroll
         for (int kk = 0; kk < 4; ++kk) {
@@ -169,10 +170,13 @@ extern "C" __global__ void __launch_bounds__(256) phobos_hgemm_big_BM128_BN256_B
           tc::tile::Wgmma16<256, tc::tile::f16, 0, 1>::run(r_acc, da, db, 1u);
         }
         tc::tile::wgmma_commit();
-        tc::tile::wgmma_wait<0>();
+        tc::tile::wgmma_wait<1>();
+        tc::tile::reg_fence(r_acc);
       }
       ph_stage = (ph_stage + 1) % 4;
     }
+    tc::tile::wgmma_wait<0>();
+    tc::tile::reg_fence(r_acc);
     ph_cp_async_wait<0>();
   }
   #pragma unroll
