@@ -21,19 +21,18 @@ struct Inst {
   std::map<std::string, int64_t> params;
 };
 
+// One instance per distinct lowering (SIMT scalar and float4, mma.sync with and without the
+// cp.async pipeline, dot and dot_t, ragged edges, elementwise-only, wgmma both B layouts), to
+// keep the NVRTC time of this CI test to seconds.
 std::vector<Inst> instances() {
   return {
       {"sgemm.ph", "sgemm", {{"TILE_M", 32}, {"TILE_N", 32}, {"TILE_K", 4}, {"T", 256}}},
-      {"sgemm.ph", "sgemm", {{"TILE_M", 256}, {"TILE_N", 32}, {"TILE_K", 32}, {"T", 256}}},
       {"sgemm.ph", "hgemm", {}},
       {"linear_gelu.ph", "linear_gelu", {{"BM", 64}, {"BN", 64}, {"BK", 32}, {"T", 128}}},
-      {"linear_gelu.ph", "linear_gelu", {{"BM", 128}, {"BN", 128}, {"BK", 32}, {"T", 256}}},
       {"ragged.ph", "sgemm_ragged", {{"TILE_M", 64}, {"TILE_N", 64}, {"TILE_K", 16}, {"T", 128}}},
       {"ragged.ph", "hgemm_ragged", {}},
       {"bench.ph", "sgemm_big", {{"TILE_M", 128}, {"TILE_N", 128}, {"TILE_K", 16}, {"T", 256}}},
       {"bench.ph", "hgemm_big", {{"BM", 256}, {"BN", 128}, {"BK", 64}, {"T", 256}}},
-      {"bench.ph", "hgemm_any", {{"BM", 64}, {"BN", 64}, {"BK", 32}, {"T", 128}}},
-      {"bench.ph", "linear_gelu", {{"BM", 128}, {"BN", 256}, {"BK", 32}, {"T", 256}}},
       {"bench.ph", "bias_gelu", {}},
       // sm_90a wgmma forms: B N-major (dot) and B K-major (dot_t)
       {"bench.ph", "hgemm_big", {{"BM", 128}, {"BN", 256}, {"BK", 64}, {"T", 256}}},
