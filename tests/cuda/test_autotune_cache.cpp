@@ -128,6 +128,36 @@ TEST(AutotuneCache, StoreWritesAtomicallyAndMergesOtherWriters) {
   EXPECT_FALSE(autotune::lookup("mine").has_value());
 }
 
+TEST(AutotuneCache, PerCallLookupSeesStoresAndLocationChanges) {
+  TempDir dir;
+  const std::string one = dir.path() + "/one.json", two = dir.path() + "/two.json";
+  GemmProblem p;
+  p.d = tc_gemm_desc{64,    64,   64,   TC_DTYPE_F16, TC_DTYPE_F16, TC_DTYPE_F16, TC_DTYPE_F32,
+                     false, true, 1.0f, 0.0f,         64,           64,           64};
+  alignas(256) static char buf[64];
+  p.a = p.b = p.c = buf;
+  ScopedEnv env("TC_AUTOTUNE_CACHE", one.c_str());
+  EXPECT_FALSE(autotune::lookup(p, "dev").has_value());  // remembered as "no entry" ...
+  autotune::store(p, "dev", {"gemm_x", 2, 1.0});         // ... until a store
+  auto hit = autotune::lookup(p, "dev");
+  ASSERT_TRUE(hit.has_value());
+  EXPECT_STREQ(hit->row, "gemm_x");
+  EXPECT_EQ(hit->variant, 2);
+  EXPECT_FALSE(autotune::lookup(p, "other device").has_value());
+  GemmProblem q = p;
+  q.d.K = 65;  // another class (k128)
+  EXPECT_FALSE(autotune::lookup(q, "dev").has_value());
+  q = p;
+  q.d.N = 40;  // same class (n64)
+  EXPECT_TRUE(autotune::lookup(q, "dev").has_value());
+  // Another file: the memo does not answer from the old one.
+  write_text(two, autotune::serialize({{autotune::gemm_key(p, "dev"), {"gemm_y", 0, 1.0}}}));
+  ScopedEnv env2("TC_AUTOTUNE_CACHE", two.c_str());
+  hit = autotune::lookup(p, "dev");
+  ASSERT_TRUE(hit.has_value());
+  EXPECT_STREQ(hit->row, "gemm_y");
+}
+
 TEST(AutotuneCache, UnwritableLocationIsNotAnError) {
   ScopedEnv env("TC_AUTOTUNE_CACHE", "/proc/definitely/not/writable/autotune.json");
   autotune::store("k", {"gemm_a", 0, 1.0});  // logged under TC_LOG=debug, no throw, no crash
