@@ -4,7 +4,7 @@
 // the context's stream, rotating through copies of A and B that together exceed twice the L2
 // (a real model's weights are rarely in L2), writing a scratch C (same offset modulo 256 bytes
 // as the real C, so plans make the same alignment decisions). One warm-up run, then the median
-// of three batches of about a millisecond (and at least one pass over the copies). Two other
+// of three batches of about half a millisecond (and at least one pass over the copies). Two other
 // methods were measured and dropped (H200, 2026-11-29): back-to-back runs on one warm copy
 // chose cuBLASLt algorithms that lost 10-30% on cold decode weights, and single runs behind an
 // L2 flush chose kernels that are fast alone but slower back to back (small shapes, 0.8x).
@@ -22,7 +22,7 @@ namespace {
 
 constexpr size_t kMaxCopies = 64;  // tiny problems are launch-bound: more copies buy nothing
 constexpr int kMaxPerBatch = 400;
-constexpr double kBatchMs = 1.0;
+constexpr double kBatchMs = 0.5;
 
 size_t round256(size_t x) {
   return (x + 255) / 256 * 256;
