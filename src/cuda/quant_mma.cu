@@ -51,6 +51,88 @@ __device__ __forceinline__ void split_x(float2 v, uint32_t* hi, uint32_t* lo) {
   *lo = h2_bits(__float22half2_rn(make_float2(v.x - hf.x, v.y - hf.y)));
 }
 
+// One lane's bytes of one 32-element group of its B row, and the fragments built from them.
+// The k order inside a group is free as long as A uses the same one: logical k = 2t + e
+// (+8 for b1 / a2) of chunk ch is physical element p = 16 ch + 4t + 2h + e (h = 1 for the +8
+// half), so a lane's weights are 4 consecutive bytes per chunk (Q4_0: both nibbles of the
+// same 4 bytes) and its activations one float4 per row and chunk.
+template <int FMT>
+struct RawB;
+
+template <>
+struct RawB<kQ4_0> {  // element e < 16: low nibble of qs[e]; else high nibble of qs[e - 16]
+  uint32_t d, v0, v1;
+  __device__ void load(const uint8_t* row, int g, int t) {
+    const uint8_t* blk = row + 18 * g;
+    d = ld_u16(blk);
+    v0 = ld_u16(blk + 2 + 4 * t);  // qs[4t], qs[4t+1]
+    v1 = ld_u16(blk + 4 + 4 * t);  // qs[4t+2], qs[4t+3]
+  }
+  __device__ void build(uint32_t (*b)[2], float* s, float* mn) const {
+    *s = h2f(uint16_t(d));
+    *mn = 0.0f;
+    b[0][0] = ints_to_h2(nib_pair(v0, 0), 8.0f);  // elements 4t, 4t+1
+    b[0][1] = ints_to_h2(nib_pair(v1, 0), 8.0f);  // 4t+2, 4t+3
+    b[1][0] = ints_to_h2(nib_pair(v0, 4), 8.0f);  // 16+4t, 16+4t+1
+    b[1][1] = ints_to_h2(nib_pair(v1, 4), 8.0f);
+  }
+};
+
+template <>
+struct RawB<kQ8_0> {
+  uint32_t d, v[2][2];
+  __device__ void load(const uint8_t* row, int g, int t) {
+    const uint8_t* blk = row + 34 * g;
+    d = ld_u16(blk);
+#pragma unroll
+    for (int ch = 0; ch < 2; ++ch)
+#pragma unroll
+      for (int h = 0; h < 2; ++h) v[ch][h] = ld_u16(blk + 2 + 16 * ch + 4 * t + 2 * h);
+  }
+  __device__ void build(uint32_t (*b)[2], float* s, float* mn) const {
+    *s = h2f(uint16_t(d));
+    *mn = 0.0f;
+#pragma unroll
+    for (int ch = 0; ch < 2; ++ch)
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const uint32_t x = v[ch][h] ^ 0x8080u;  // q + 128 per byte
+        b[ch][h] = ints_to_h2((x & 0xFFu) | ((x & 0xFF00u) << 8), 128.0f);
+      }
+  }
+};
+
+template <>
+struct RawB<kQ4_K> {  // group g = sub-block j of super-block g / 8
+  uint32_t dd, sa, sb, sc, v[2][2];
+  int j;
+  __device__ void load(const uint8_t* row, int g, int t) {
+    const uint8_t* blk = row + 144 * (g / 8);
+    j = g % 8;
+    dd = uint32_t(ld_u16(blk)) | (uint32_t(ld_u16(blk + 2)) << 16);
+    sa = blk[4 + (j & 3)];  // scales[j & 3], [(j & 3) + 4], [(j & 3) + 8]
+    sb = blk[8 + (j & 3)];
+    sc = blk[12 + (j & 3)];
+    const uint8_t* q = blk + 16 + 32 * (j / 2);
+#pragma unroll
+    for (int ch = 0; ch < 2; ++ch)
+#pragma unroll
+      for (int h = 0; h < 2; ++h) v[ch][h] = ld_u16(q + 16 * ch + 4 * t + 2 * h);
+  }
+  __device__ void build(uint32_t (*b)[2], float* s, float* mn) const {
+    // get_scale_min_k4: j < 4 reads scales[j], [j+4]; j >= 4 reads [j+4], [j-4], [j].
+    const int scl = j < 4 ? int(sa & 63) : int((sc & 0x0f) | ((sa >> 6) << 4));
+    const int mnv = j < 4 ? int(sb & 63) : int((sc >> 4) | ((sb >> 6) << 4));
+    *s = h2f(uint16_t(dd & 0xffff)) * float(scl);
+    *mn = h2f(uint16_t(dd >> 16)) * float(mnv);
+    const int shift = 4 * (j & 1);
+#pragma unroll
+    for (int ch = 0; ch < 2; ++ch)
+#pragma unroll
+      for (int h = 0; h < 2; ++h) b[ch][h] = ints_to_h2(nib_pair(v[ch][h], shift), 0.0f);
+  }
+};
+
 template <int FMT, int MT>
 __global__ void __launch_bounds__(kWarps * 32)
     mma_kernel(const uint8_t* __restrict__ W, const float* __restrict__ X, float* __restrict__ Y,
@@ -63,64 +145,40 @@ __global__ void __launch_bounds__(kWarps * 32)
   for (int nt = 0; nt < kNT; ++nt) rows[nt] = W + size_t(min(n0 + 8 * nt + gq, N - 1)) * row_bytes;
   float acc[MT][kNT][4] = {};
   const int G = K / 32;
+  // The next group's bytes are loaded while this group is computed.
+  RawB<FMT> cur[kNT], next[kNT];
+  if (warp < G) {
+#pragma unroll
+    for (int nt = 0; nt < kNT; ++nt) cur[nt].load(rows[nt], warp, t);
+  }
   for (int g = warp; g < G; g += kWarps) {
+    if (g + kWarps < G) {
+#pragma unroll
+      for (int nt = 0; nt < kNT; ++nt) next[nt].load(rows[nt], g + kWarps, t);
+    }
     // B fragments and per-row scales (this lane's B row is gq of each n tile).
     uint32_t b[kNT][2][2];
     float s[kNT], mn[kNT];
 #pragma unroll
-    for (int nt = 0; nt < kNT; ++nt) {
-      if constexpr (FMT == kQ4_0) {
-        const uint8_t* blk = rows[nt] + 18 * g;
-        s[nt] = h2f(ld_u16(blk));
-        const uint32_t v0 = ld_u16(blk + 2 + 2 * t), v1 = ld_u16(blk + 10 + 2 * t);
-        b[nt][0][0] = ints_to_h2(nib_pair(v0, 0), 8.0f);
-        b[nt][0][1] = ints_to_h2(nib_pair(v1, 0), 8.0f);
-        b[nt][1][0] = ints_to_h2(nib_pair(v0, 4), 8.0f);
-        b[nt][1][1] = ints_to_h2(nib_pair(v1, 4), 8.0f);
-        mn[nt] = 0.0f;
-      } else if constexpr (FMT == kQ8_0) {
-        const uint8_t* blk = rows[nt] + 34 * g;
-        s[nt] = h2f(ld_u16(blk));
-#pragma unroll
-        for (int ch = 0; ch < 2; ++ch) {
-#pragma unroll
-          for (int h = 0; h < 2; ++h) {
-            const uint32_t v = ld_u16(blk + 2 + 16 * ch + 8 * h + 2 * t) ^ 0x8080u;
-            b[nt][ch][h] = ints_to_h2((v & 0xFFu) | ((v & 0xFF00u) << 8), 128.0f);
-          }
-        }
-        mn[nt] = 0.0f;
-      } else {  // Q4_K
-        const uint8_t* blk = rows[nt] + 144 * (g / 8);
-        const int j = g % 8, shift = 4 * (j & 1);
-        int sc, m;
-        q4k_scale_min(j, blk + 4, &sc, &m);
-        s[nt] = h2f(ld_u16(blk)) * float(sc);
-        mn[nt] = h2f(ld_u16(blk + 2)) * float(m);
-        const uint8_t* q = blk + 16 + 32 * (j / 2);
-#pragma unroll
-        for (int ch = 0; ch < 2; ++ch) {
-#pragma unroll
-          for (int h = 0; h < 2; ++h)
-            b[nt][ch][h] = ints_to_h2(nib_pair(ld_u16(q + 16 * ch + 8 * h + 2 * t), shift), 0.0f);
-        }
-      }
-    }
+    for (int nt = 0; nt < kNT; ++nt) cur[nt].build(b[nt], &s[nt], &mn[nt]);
 #pragma unroll
     for (int mt = 0; mt < MT; ++mt) {
-      // A fragments: rows r0 = 16 mt + gq and r0 + 8; columns 2t, 2t+1 (+8) of each k16 chunk.
+      // A fragments of rows r0 = 16 mt + gq and r0 + 8: logical k 2t, 2t+1 (+8) of chunk ch
+      // are physical elements 16 ch + 4t + 0..3 (see RawB), one float4 per row and chunk.
       uint32_t ahi[2][4], alo[2][4];
       float xs0 = 0.0f, xs1 = 0.0f;
 #pragma unroll
       for (int ch = 0; ch < 2; ++ch) {
 #pragma unroll
-        for (int i = 0; i < 4; ++i) {
-          const int r = 16 * mt + gq + 8 * (i & 1);
-          const int k = 32 * g + 16 * ch + 2 * t + 8 * (i >> 1);
-          float2 v = make_float2(0.0f, 0.0f);
-          if (r < M) v = __ldg(reinterpret_cast<const float2*>(X + size_t(r) * K + k));
-          split_x(v, &ahi[ch][i], &alo[ch][i]);
-          if (FMT == kQ4_K) (i & 1 ? xs1 : xs0) += v.x + v.y;
+        for (int hr = 0; hr < 2; ++hr) {
+          const int r = 16 * mt + gq + 8 * hr;
+          float4 v = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+          if (r < M)
+            v = __ldg(
+                reinterpret_cast<const float4*>(X + size_t(r) * K + 32 * g + 16 * ch + 4 * t));
+          split_x(make_float2(v.x, v.y), &ahi[ch][hr], &alo[ch][hr]);          // a0 / a1
+          split_x(make_float2(v.z, v.w), &ahi[ch][2 + hr], &alo[ch][2 + hr]);  // a2 / a3
+          if (FMT == kQ4_K) (hr ? xs1 : xs0) += (v.x + v.y) + (v.z + v.w);
         }
       }
       if (FMT == kQ4_K) {  // the group's x sums of rows r0, r0+8: add over the quad
@@ -154,6 +212,8 @@ __global__ void __launch_bounds__(kWarps * 32)
         }
       }
     }
+#pragma unroll
+    for (int nt = 0; nt < kNT; ++nt) cur[nt] = next[nt];
   }
   __shared__ float red[kWarps][MT * kNT * 4][32];
 #pragma unroll
@@ -199,8 +259,8 @@ bool mma_supports(const Args& a, std::string& why) {
   if (a.w_dtype != TC_DTYPE_Q4_0 && a.w_dtype != TC_DTYPE_Q8_0 && a.w_dtype != TC_DTYPE_Q4_K)
     return (why = "formats Q4_0, Q8_0, Q4_K only", false);
   if (a.M > 32) return (why = "M > 32", false);
-  if (reinterpret_cast<uintptr_t>(a.w) % 2 != 0 || reinterpret_cast<uintptr_t>(a.x) % 8 != 0)
-    return (why = "W not 2-byte or X not 8-byte aligned", false);
+  if (reinterpret_cast<uintptr_t>(a.w) % 2 != 0 || reinterpret_cast<uintptr_t>(a.x) % 16 != 0)
+    return (why = "W not 2-byte or X not 16-byte aligned", false);
   return true;
 }
 
