@@ -29,8 +29,8 @@ TEST(QuantCuda, GraphReplayEqualsPublicCall) {
     tc_dtype_t w;
     int M;
   };
-  for (const Shape s :
-       {Shape{TC_DTYPE_Q4_0, 1}, Shape{TC_DTYPE_Q4_K, 5}, Shape{TC_DTYPE_Q8_0, 24}}) {
+  for (const Shape s : {Shape{TC_DTYPE_Q4_0, 1}, Shape{TC_DTYPE_Q8_0, 1}, Shape{TC_DTYPE_Q4_K, 5},
+                        Shape{TC_DTYPE_Q8_0, 24}}) {
     const int N = 45, K = 1024;
     const Weights wt = make_weights(s.w, N, K, 7 + s.M);
     const Activations a = make_activations(TC_DTYPE_F32, s.M, K, 9 + s.M);
@@ -38,6 +38,7 @@ TEST(QuantCuda, GraphReplayEqualsPublicCall) {
     std::vector<float> api;
     ASSERT_EQ(run_api(ctx.ctx, d, wt, a, tc_gemv_quantized, &api), TC_SUCCESS)
         << tc_last_error_message();
+    const std::string row = tc_last_instance();
 
     DevMem w(wt.bytes.size()), x(a.bytes()), y(api.size() * 4);
     ASSERT_EQ(cudaMemcpy(w.p, wt.bytes.data(), wt.bytes.size(), cudaMemcpyHostToDevice),
@@ -52,15 +53,13 @@ TEST(QuantCuda, GraphReplayEqualsPublicCall) {
     args.w = w.p;
     args.x = x.p;
     args.y = static_cast<float*>(y.p);
-    std::string why;
-    const bool gemv = kq::gemv_supports(args, why);
-    ASSERT_TRUE(gemv || kq::mma_supports(args, why)) << why;
     cudaStream_t st = nullptr;
     ASSERT_EQ(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking), cudaSuccess);
     cudaGraph_t graph = nullptr;
     cudaGraphExec_t exec = nullptr;
     ASSERT_EQ(cudaStreamBeginCapture(st, cudaStreamCaptureModeThreadLocal), cudaSuccess);
-    const tc_status_t launched = gemv ? kq::launch_gemv(args, st) : kq::launch_mma(args, st);
+    const char* kernel = nullptr;  // the launcher the table's decode rows would pick
+    const tc_status_t launched = kq::launch_decode(args, st, &kernel);
     ASSERT_EQ(cudaStreamEndCapture(st, &graph), cudaSuccess);
     ASSERT_EQ(launched, TC_SUCCESS) << tc_last_error_message();
     ASSERT_EQ(cudaGraphInstantiate(&exec, graph, 0), cudaSuccess);
@@ -68,8 +67,9 @@ TEST(QuantCuda, GraphReplayEqualsPublicCall) {
     ASSERT_EQ(cudaStreamSynchronize(st), cudaSuccess);
     std::vector<float> got(api.size());
     ASSERT_EQ(cudaMemcpy(got.data(), y.p, got.size() * 4, cudaMemcpyDeviceToHost), cudaSuccess);
+    EXPECT_STREQ(kernel, row.c_str());
     EXPECT_EQ(std::memcmp(got.data(), api.data(), got.size() * 4), 0)
-        << "w=" << s.w << " M=" << s.M << " " << tc_last_instance();
+        << "w=" << s.w << " M=" << s.M << " " << row;
     cudaGraphExecDestroy(exec);
     cudaGraphDestroy(graph);
     cudaStreamDestroy(st);
