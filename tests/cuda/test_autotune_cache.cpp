@@ -62,7 +62,8 @@ TEST(AutotuneCache, KeyNamesDtypesTransposesClassAlignmentDeviceAndVersion) {
   EXPECT_NE(k.find(" a-- "), std::string::npos) << k;
   EXPECT_NE(k.find("GPU-X sm_90 132 SMs"), std::string::npos) << k;
   EXPECT_NE(k.find(tc_version_string()), std::string::npos) << k;
-  // Same class: sizes inside the same powers of two share the key; a transpose does not.
+  // Same class: sizes inside the same powers of two (beyond 64) share the key; a transpose does
+  // not; small sizes are classed by multiples of 8.
   GemmProblem q = p;
   q.d.M = 1020;
   q.d.N = 5000;
@@ -70,6 +71,13 @@ TEST(AutotuneCache, KeyNamesDtypesTransposesClassAlignmentDeviceAndVersion) {
   q.d.transpose_b = true;
   EXPECT_NE(autotune::gemm_key(q, "GPU-X sm_90 132 SMs"), k);
   EXPECT_NE(autotune::gemm_key(p, "GPU-Y sm_90 132 SMs"), k);
+  GemmProblem small = p;
+  small.d.M = 17;
+  EXPECT_NE(autotune::gemm_key(small, "d").find("m24 "), std::string::npos);
+  small.d.M = 25;
+  EXPECT_NE(autotune::gemm_key(small, "d").find("m32 "), std::string::npos);
+  small.d.M = 1;
+  EXPECT_NE(autotune::gemm_key(small, "d").find("m8 "), std::string::npos);
 }
 
 TEST(AutotuneCache, DefaultLocationFollowsXdgThenHome) {
@@ -148,7 +156,7 @@ TEST(AutotuneCache, PerCallLookupSeesStoresAndLocationChanges) {
   q.d.K = 65;  // another class (k128)
   EXPECT_FALSE(autotune::lookup(q, "dev").has_value());
   q = p;
-  q.d.N = 40;  // same class (n64)
+  q.d.N = 60;  // same class (n64)
   EXPECT_TRUE(autotune::lookup(q, "dev").has_value());
   // Another file: the memo does not answer from the old one.
   write_text(two, autotune::serialize({{autotune::gemm_key(p, "dev"), {"gemm_y", 0, 1.0}}}));
