@@ -57,8 +57,8 @@ struct Step {
 };
 
 // Queues one decode step for `batch` rows; returns false (message printed) on a launch error.
-bool queue_step(const Step& s, tc_dtype_t fmt, int batch, const float* x, float* y, cudaStream_t st,
-                std::set<std::string>* kernels) {
+bool queue_step(const Step& s, tc_dtype_t fmt, int batch, bool act8, const float* x, float* y,
+                cudaStream_t st, std::set<std::string>* kernels) {
   for (size_t i = 0; i < s.w.size(); ++i) {
     kq::Args a;
     a.M = batch;
@@ -68,6 +68,7 @@ bool queue_step(const Step& s, tc_dtype_t fmt, int batch, const float* x, float*
     a.w = s.w[i].ptr();
     a.x = x;
     a.y = y;
+    a.act8 = act8;
     const char* name = nullptr;
     if (kq::launch_decode(a, st, &name) != TC_SUCCESS) {
       fmt::print(stderr, "tc bench decode: {}\n", tc_last_error_message());
@@ -79,12 +80,12 @@ bool queue_step(const Step& s, tc_dtype_t fmt, int batch, const float* x, float*
 }
 
 // Median ms of one graph launch of the step, or -1.
-double time_step(const Step& s, tc_dtype_t fmt, int batch, const float* x, float* y,
+double time_step(const Step& s, tc_dtype_t fmt, int batch, bool act8, const float* x, float* y,
                  cudaStream_t st, double seconds, std::set<std::string>* kernels) {
   cudaGraph_t graph = nullptr;
   cudaGraphExec_t exec = nullptr;
   if (cudaStreamBeginCapture(st, cudaStreamCaptureModeThreadLocal) != cudaSuccess) return -1;
-  const bool ok = queue_step(s, fmt, batch, x, y, st, kernels);
+  const bool ok = queue_step(s, fmt, batch, act8, x, y, st, kernels);
   if (cudaStreamEndCapture(st, &graph) != cudaSuccess || !ok) {
     if (graph) cudaGraphDestroy(graph);
     return -1;
@@ -142,8 +143,8 @@ nlohmann::json run_decode_bench(tc_context_t* ctx, const DecodeBenchOptions& o) 
              o.layers);
   fmt::print("copy bandwidth {:.0f} GB/s (cudaMemcpy D2D of 1 GiB, bytes read + written)\n\n",
              copy);
-  fmt::print("{:>6} | {:>5} | {:>8} | {:>8} | {:>7} | {:>6} | kernels\n", "format", "batch",
-             "ms/step", "tok/s", "GB/s", "% copy");
+  fmt::print("{:>6} | {:>5} | {:>3} | {:>8} | {:>8} | {:>7} | {:>6} | kernels\n", "format", "batch",
+             "x", "ms/step", "tok/s", "GB/s", "% copy");
   for (const std::string& name : o.formats) {
     const tc_dtype_t f = quant_format_from_name(name);
     Step s;
@@ -169,21 +170,28 @@ nlohmann::json run_decode_bench(tc_context_t* ctx, const DecodeBenchOptions& o) 
       continue;
     }
     for (int batch : o.batches) {
-      std::set<std::string> kernels;
-      const double ms = time_step(s, f, batch, static_cast<const float*>(x.ptr()),
-                                  static_cast<float*>(y.ptr()), st, o.seconds, &kernels);
-      const double gbps = ms > 0 ? double(s.weight_bytes) / (ms * 1e-3) / 1e9 : 0;
-      std::string ks;
-      for (const auto& k : kernels) ks += (ks.empty() ? "" : " ") + k;
-      fmt::print("{:>6} | {:>5} | {:>8.3f} | {:>8.1f} | {:>7.0f} | {:>5.1f}% | {}\n", name, batch,
-                 ms, ms > 0 ? batch * 1e3 / ms : 0.0, gbps, copy > 0 ? 100 * gbps / copy : 0.0, ks);
-      doc["cells"].push_back({{"format", name},
-                              {"batch", batch},
-                              {"ms", ms},
-                              {"tok_s", ms > 0 ? batch * 1e3 / ms : 0.0},
-                              {"gbps", gbps},
-                              {"copy_share", copy > 0 ? gbps / copy : 0.0},
-                              {"kernels", ks}});
+      // x f32 (exact kernels), and x quantized to 8 bits where a kernel does that (M <= 8).
+      for (bool act8 : {false, true}) {
+        if (act8 && batch > 8) continue;
+        std::set<std::string> kernels;
+        const double ms = time_step(s, f, batch, act8, static_cast<const float*>(x.ptr()),
+                                    static_cast<float*>(y.ptr()), st, o.seconds, &kernels);
+        const double gbps = ms > 0 ? double(s.weight_bytes) / (ms * 1e-3) / 1e9 : 0;
+        const double tok = ms > 0 ? batch * 1e3 / ms : 0.0;
+        std::string ks;
+        for (const auto& k : kernels) ks += (ks.empty() ? "" : " ") + k;
+        fmt::print("{:>6} | {:>5} | {:>3} | {:>8.3f} | {:>8.1f} | {:>7.0f} | {:>5.1f}% | {}\n",
+                   name, batch, act8 ? "q8" : "f32", ms, tok, gbps,
+                   copy > 0 ? 100 * gbps / copy : 0.0, ks);
+        doc["cells"].push_back({{"format", name},
+                                {"batch", batch},
+                                {"act8", act8},
+                                {"ms", ms},
+                                {"tok_s", tok},
+                                {"gbps", gbps},
+                                {"copy_share", copy > 0 ? gbps / copy : 0.0},
+                                {"kernels", ks}});
+      }
     }
     uint64_t live = 0, held = 0, peak = 0;
     tc_context_memory_stats(ctx, &live, &held, &peak);

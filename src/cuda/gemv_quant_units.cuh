@@ -64,6 +64,10 @@ struct Unit<kQ4_0> {  // one block: element e < 16 is the low nibble of qs[e], e
   __device__ float minv(int) const {
     return 0.0f;
   }
+  // Elements 4i .. 4i+3 as four bytes (0..15), for dp4a.
+  __device__ uint32_t word(int, int i) const {
+    return (q[i & 3] >> (i < 4 ? 0 : 4)) & 0x0F0F0F0Fu;
+  }
 };
 
 template <>
@@ -95,6 +99,9 @@ struct Unit<kQ8_0> {  // one block of 32 int8
   __device__ float minv(int) const {
     return 0.0f;
   }
+  __device__ uint32_t word(int, int i) const {
+    return q[i];
+  }  // four int8, for dp4a
 };
 
 template <>
@@ -136,6 +143,17 @@ struct Unit<kQ4_K> {  // chunk c of a super-block: sub-blocks 2c (low nibbles), 
   }
   __device__ float minv(int h) const {
     return m1[h];
+  }
+  __device__ uint32_t word(int h, int i) const {  // elements 4i .. 4i+3 of sub-block 2c + h
+    const uint32_t w = i == 0   ? lo.x
+                       : i == 1 ? lo.y
+                       : i == 2 ? lo.z
+                       : i == 3 ? lo.w
+                       : i == 4 ? hi.x
+                       : i == 5 ? hi.y
+                       : i == 6 ? hi.z
+                                : hi.w;
+    return (w >> (4 * h)) & 0x0F0F0F0Fu;
   }
 };
 

@@ -27,6 +27,7 @@ struct Args {
   const void* x = nullptr;          // [M,K]
   float x_scale = 1.0f;
   float* y = nullptr;  // [M,N] f32
+  bool act8 = false;   // launch_decode only: 8-bit activations allowed (the q8 GEMV)
 };
 
 // v1: the simple first kernel; every format (I8 too), every M. One CTA per output row and
@@ -47,6 +48,11 @@ TC_QUANT_LAUNCH tc_status_t launch_gemv(const Args& a, void* stream);
 TC_QUANT_LAUNCH bool gemv_staged_supports(const Args& a, std::string& why);
 TC_QUANT_LAUNCH tc_status_t launch_gemv_staged(const Args& a, void* stream);
 
+// Decode GEMV, M <= 8, f32 activations quantized per 32 to int8 inside the kernel (dp4a):
+// Q4_0, Q8_0, Q4_K; rms_scaled error ~4e-3 (callers must allow 8-bit activations).
+TC_QUANT_LAUNCH bool gemv_q8_supports(const Args& a, std::string& why);
+TC_QUANT_LAUNCH tc_status_t launch_gemv_q8(const Args& a, void* stream);
+
 // Batched decode, M <= 32: mma.sync m16n8k16 with f16 weight fragments holding the exact small
 // integers of the blocks (Q4_0 q-8, Q8_0 q, Q4_K q) and f32 scales applied per 32-group after
 // each pair of MMAs. Activations are split x = hi + lo (two f16), so the products keep ~22 bits
@@ -63,8 +69,9 @@ TC_QUANT_LAUNCH tc_status_t launch_i8_gemv(const Args& a, void* stream);
 TC_QUANT_LAUNCH tc_status_t launch_dequant_w(const Args& a, bool to_f16, void* out, void* stream);
 TC_QUANT_LAUNCH tc_status_t launch_convert_x(const Args& a, bool to_f16, void* out, void* stream);
 
-// The decode kernel the table's CUDA rows would pick for `a` (M <= 32): the GEMV where it
-// serves, else the MMA batch kernel, else v1; `name` (optional) gets the row's name.
+// The decode kernel the table's CUDA rows would pick for `a` (M <= 32): the q8 GEMV when
+// a.act8, else the staged or plain f32 GEMV where they serve, else the MMA batch kernel, else
+// v1; `name` (optional) gets the row's name.
 TC_QUANT_LAUNCH tc_status_t launch_decode(const Args& a, void* stream, const char** name);
 
 // Benchmark data: `rows` rows of `k` weights of a block format with random quants and fp16

@@ -30,6 +30,7 @@ kq::Args args(const tc::quant::MatmulProblem& p) {
   a.x = p.x;
   a.x_scale = p.d.x_scale;
   a.y = p.y;
+  a.act8 = p.d.quantize_activations;
   return a;
 }
 
@@ -79,6 +80,15 @@ tc_status_t prefill(const tc::quant::MatmulProblem& p, bool f16) {
 }
 
 }  // namespace
+
+bool gemv_q8_can_run(const tc::quant::MatmulProblem& p, std::string& why) {
+  if (!on_cuda(p, why)) return false;
+  if (!p.d.quantize_activations) return (why = "activations must stay f32", false);
+  return kq::gemv_q8_supports(args(p), why);
+}
+tc_status_t gemv_q8_run(const tc::quant::MatmulProblem& p) {
+  return kq::launch_gemv_q8(args(p), p.stream);
+}
 
 bool gemv_staged_can_run(const tc::quant::MatmulProblem& p, std::string& why) {
   return on_cuda(p, why) && kq::gemv_staged_supports(args(p), why);
