@@ -65,7 +65,7 @@ bool is_cuda(tc_context_t* ctx) {
   return info.device == TC_DEVICE_CUDA;
 }
 
-void write_json(const std::string& path, const std::string& text) {
+[[maybe_unused]] void write_json(const std::string& path, const std::string& text) {
   if (!path.empty()) std::ofstream(path) << text << "\n";
 }
 
