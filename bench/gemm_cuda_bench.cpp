@@ -130,6 +130,12 @@ CellResult run_case(tc_context_t* ctx, tc_stream_t* stream, void* ctx_stream, Cu
       r.error = fmt::format("{}: {}", tc_status_string(st), tc_last_error_message());
       return false;
     }
+    // What tuning held (candidates' workspaces, rotated copies) is reported apart; from here
+    // the peak is the steady state: buffers plus the chosen kernel's workspace.
+    uint64_t live, held, peak;
+    tc_context_memory_stats(ctx, &live, &held, &peak);
+    r.tune_peak_bytes = std::max(r.tune_peak_bytes, peak);
+    tc_context_trim(ctx);
     if (backend) *backend = tc_backend_name(tc_last_backend());
     *instance = tc_last_instance();
     if (c.batch > 1) {

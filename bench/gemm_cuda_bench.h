@@ -5,8 +5,10 @@
 //  - own: tc's own kernels (the static ladder, TC_AUTOTUNE=0) when the tuned choice was not one;
 //  - cuBLASLt called directly (cublaslt_peer.h), when --vs-peer / --vs-cublas asks for it.
 // tc_gemm_batched is synchronous, so each batched call is timed alone behind a spin kernel
-// (no host gap inside the measurement). Peak device memory held by tc's allocator is recorded
-// per cell (trimmed before each) and per table.
+// (no host gap inside the measurement; the stream's wake-up, ~7 us on the H200, is included,
+// which understates tc for short batched calls). Peak device memory held by tc's allocator is
+// recorded per cell (trimmed before each): during the tuning call, and in the steady state
+// (trimmed again after it: buffers + the chosen kernel's workspace); per table, the largest.
 #pragma once
 
 #include <tc/tc.h>
@@ -30,7 +32,8 @@ struct CellResult {
   std::string error;
   double tc_ms = -1, own_ms = -1, peer_ms = -1;
   std::string backend, instance, own_instance, peer_error;
-  uint64_t peak_bytes = 0, buffer_bytes = 0;
+  uint64_t peak_bytes = 0, buffer_bytes = 0;  // steady state (after tuning)
+  uint64_t tune_peak_bytes = 0;               // during the first (tuning) call
   int sets = 1;
   double value(double ms) const;  // TFLOP/s (TOP/s) or GB/s of B; -1 when ms < 0
 };

@@ -2,6 +2,8 @@
 // time): above 1 means tc is faster.
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "gemm_cuda_bench.h"
 
 namespace tc::bench {
@@ -24,7 +26,7 @@ void print_table(const std::string& table, const std::vector<CellResult>& cells,
   fmt::print("{:<28} {:>8} {:<9} {:>8}", "case", "tc", "backend", "own");
   if (vs_peer) fmt::print(" {:>9} {:>6} {:>6}", "cuBLASLt", "x tc", "x own");
   fmt::print(" {:>9}  {}\n", "peak MiB", "instance (tc; own when different)");
-  uint64_t peak = 0;
+  uint64_t peak = 0, tune_peak = 0;
   const CellResult* largest = nullptr;
   for (const CellResult& r : cells) {
     if (!r.error.empty()) {
@@ -41,6 +43,7 @@ void print_table(const std::string& table, const std::vector<CellResult>& cells,
     if (vs_peer && r.peer_ms < 0 && !r.peer_error.empty()) inst += " (peer: " + r.peer_error + ")";
     fmt::print(" {:>9.1f}  {}\n", r.peak_bytes / double(1 << 20), inst);
     if (r.peak_bytes > peak) peak = r.peak_bytes, largest = &r;
+    tune_peak = std::max(tune_peak, r.tune_peak_bytes);
   }
   if (largest)
     fmt::print(
@@ -77,6 +80,7 @@ nlohmann::json cell_json(const CellResult& r) {
             {"ratio", r.tc_ms > 0 && r.peer_ms > 0 ? v(r.peer_ms / r.tc_ms) : nullptr},
             {"own_ratio", r.own_ms > 0 && r.peer_ms > 0 ? v(r.peer_ms / r.own_ms) : nullptr},
             {"peak_device_bytes", r.peak_bytes},
+            {"tune_peak_device_bytes", r.tune_peak_bytes},
             {"buffer_bytes", r.buffer_bytes},
             {"rotated_copies", r.sets}});
   if (!r.peer_error.empty()) j["peer_error"] = r.peer_error;
