@@ -84,6 +84,12 @@ double time_step(const Step& s, tc_dtype_t fmt, int batch, bool act8, const floa
                  cudaStream_t st, double seconds, std::set<std::string>* kernels) {
   cudaGraph_t graph = nullptr;
   cudaGraphExec_t exec = nullptr;
+  // One step outside the capture first: launch errors surface with their message, and the
+  // launchers' one-time setup (shared-memory attributes, occupancy) happens outside it.
+  std::set<std::string> ignored;
+  if (!queue_step(s, fmt, batch, act8, x, y, st, &ignored) ||
+      cudaStreamSynchronize(st) != cudaSuccess)
+    return -1;
   if (cudaStreamBeginCapture(st, cudaStreamCaptureModeThreadLocal) != cudaSuccess) return -1;
   const bool ok = queue_step(s, fmt, batch, act8, x, y, st, kernels);
   if (cudaStreamEndCapture(st, &graph) != cudaSuccess || !ok) {

@@ -124,20 +124,14 @@ size_t smem_bytes(const Args& a) {
 template <int FMT, int MMAX>
 tc_status_t launch_fmt(const Args& a, cudaStream_t s) {
   const size_t smem = smem_bytes(a);
-  static bool configured = false;  // the attribute is per function, set once per process
-  if (!configured) {
-    const cudaError_t e = cudaFuncSetAttribute(
-        gemv_kernel<FMT, MMAX>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(kMaxSmem));
-    if (e != cudaSuccess) return cuda_fail(e, "quant gemv: cudaFuncSetAttribute");
-    configured = true;
-  }
+  if (const tc_status_t st =
+          allow_smem(reinterpret_cast<const void*>(gemv_kernel<FMT, MMAX>), int(kMaxSmem));
+      st != TC_SUCCESS)
+    return st;
   // A persistent grid of as many CTAs as fit at once: each stages X once, so more CTAs
   // than fit would only repeat the staging in a second wave.
-  int per_sm = 0;
-  if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, gemv_kernel<FMT, MMAX>, kThreads,
-                                                    smem) != cudaSuccess ||
-      per_sm < 1)
-    per_sm = 1;
+  const int per_sm =
+      blocks_per_sm(reinterpret_cast<const void*>(gemv_kernel<FMT, MMAX>), kThreads, smem);
   const int rows_per_cta = (kThreads / 32) * kRowsPerWarp<FMT, MMAX>;
   const int grid = std::min((a.N + rows_per_cta - 1) / rows_per_cta, per_sm * sm_count());
   gemv_kernel<FMT, MMAX><<<grid, kThreads, smem, s>>>(static_cast<const uint8_t*>(a.w),

@@ -127,18 +127,12 @@ __global__ void __launch_bounds__(kThreads)
 template <int FMT>
 tc_status_t launch_fmt(const Args& a, cudaStream_t s) {
   const size_t smem = smem_bytes(a);
-  static bool configured = false;
-  if (!configured) {
-    const cudaError_t e = cudaFuncSetAttribute(
-        gemv_q8_kernel<FMT>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(kMaxSmem));
-    if (e != cudaSuccess) return cuda_fail(e, "quant q8 gemv: cudaFuncSetAttribute");
-    configured = true;
-  }
-  int per_sm = 0;
-  if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, gemv_q8_kernel<FMT>, kThreads, smem) !=
-          cudaSuccess ||
-      per_sm < 1)
-    per_sm = 1;
+  if (const tc_status_t st =
+          allow_smem(reinterpret_cast<const void*>(gemv_q8_kernel<FMT>), int(kMaxSmem));
+      st != TC_SUCCESS)
+    return st;
+  const int per_sm =
+      blocks_per_sm(reinterpret_cast<const void*>(gemv_q8_kernel<FMT>), kThreads, smem);
   const int rows_per_cta = (kThreads / 32) * kR;
   const int grid = std::min((a.N + rows_per_cta - 1) / rows_per_cta, per_sm * sm_count());
   gemv_q8_kernel<FMT><<<grid, kThreads, smem, s>>>(static_cast<const uint8_t*>(a.w),

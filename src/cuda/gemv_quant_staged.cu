@@ -118,18 +118,12 @@ size_t smem_bytes(const Args& a, int ring_per_warp) {
 template <int FMT>
 tc_status_t launch_fmt(const Args& a, cudaStream_t s) {
   const size_t smem = smem_bytes(a, kStages * kRows<FMT> * kChunk<FMT>);
-  static bool configured = false;
-  if (!configured) {
-    const cudaError_t e = cudaFuncSetAttribute(
-        staged_kernel<FMT>, cudaFuncAttributeMaxDynamicSharedMemorySize, 200 * 1024);
-    if (e != cudaSuccess) return cuda_fail(e, "quant staged gemv: cudaFuncSetAttribute");
-    configured = true;
-  }
-  int per_sm = 0;
-  if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, staged_kernel<FMT>, kThreads, smem) !=
-          cudaSuccess ||
-      per_sm < 1)
-    per_sm = 1;
+  if (const tc_status_t st =
+          allow_smem(reinterpret_cast<const void*>(staged_kernel<FMT>), 200 * 1024);
+      st != TC_SUCCESS)
+    return st;
+  const int per_sm =
+      blocks_per_sm(reinterpret_cast<const void*>(staged_kernel<FMT>), kThreads, smem);
   const int rows_per_cta = (kThreads / 32) * kRows<FMT>;
   const int grid = std::min((a.N + rows_per_cta - 1) / rows_per_cta, per_sm * sm_count());
   staged_kernel<FMT><<<grid, kThreads, smem, s>>>(static_cast<const uint8_t*>(a.w),

@@ -48,5 +48,12 @@ inline size_t w_row_bytes(const Args& a) {
 
 // Multiprocessors of the current device (cached per ordinal).
 int sm_count();
+// CTAs of `kernel` that fit on one SM with this block size and dynamic shared memory, at
+// least 1; cached per (kernel, threads, smem, device) so that launches (and graph captures)
+// ask the runtime once.
+int blocks_per_sm(const void* kernel, int threads, size_t smem);
+// Lets `kernel` use up to `max_smem` bytes of dynamic shared memory on the current device
+// (once per kernel and device).
+tc_status_t allow_smem(const void* kernel, size_t max_smem);
 
 }  // namespace tc::cuda::quant

@@ -4,6 +4,10 @@
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
+#include <map>
+#include <mutex>
+#include <tuple>
+
 #include "cuda/quant_dequant.cuh"
 #include "cuda/quant_launch.cuh"
 
@@ -130,6 +134,39 @@ int sm_count() {
     cached[dev] = n > 0 ? n : 132;
   }
   return cached[dev];
+}
+
+int blocks_per_sm(const void* kernel, int threads, size_t smem) {
+  static std::mutex mu;
+  static std::map<std::tuple<const void*, int, size_t, int>, int> cache;
+  int dev = 0;
+  cudaGetDevice(&dev);
+  const auto key = std::make_tuple(kernel, threads, smem, dev);
+  std::lock_guard lock(mu);
+  auto it = cache.find(key);
+  if (it != cache.end()) return it->second;
+  int n = 0;
+  if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, kernel, threads, smem) != cudaSuccess ||
+      n < 1) {
+    cudaGetLastError();  // clear it; one CTA per SM is always a valid choice
+    n = 1;
+  }
+  cache.emplace(key, n);
+  return n;
+}
+
+tc_status_t allow_smem(const void* kernel, size_t max_smem) {
+  static std::mutex mu;
+  static std::map<std::pair<const void*, int>, bool> done;
+  int dev = 0;
+  cudaGetDevice(&dev);
+  std::lock_guard lock(mu);
+  if (done.count({kernel, dev})) return TC_SUCCESS;
+  const cudaError_t e =
+      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(max_smem));
+  if (e != cudaSuccess) return cuda_fail(e, "quant kernel: cudaFuncSetAttribute");
+  done[{kernel, dev}] = true;
+  return TC_SUCCESS;
 }
 
 }  // namespace tc::cuda::quant
