@@ -61,18 +61,25 @@ __global__ void __launch_bounds__(kThreads)
 #pragma unroll
     for (int r = 0; r < R; ++r) rows[r] = W + size_t(min(n0 + r, N - 1)) * row_bytes;
     float acc[MMAX][R] = {};
-    // Software pipeline: the next unit's bytes are in flight while this one is computed.
+    // Software pipeline: the next unit's bytes are in flight while this one is computed
+    // (not for Q8_0 at M > 1, whose 2 x 17 raw halves would not fit beside the sums).
+    constexpr bool kPrefetch = !(FMT == kQ8_0 && MMAX > 1);
     Unit<FMT> raw[R];
-    if (lane < units) {
+    if (kPrefetch && lane < units) {
 #pragma unroll
       for (int r = 0; r < R; ++r) raw[r].load(rows[r], lane);
     }
     for (int u = lane; u < units; u += 32) {
       Unit<FMT> next[R];
-      if (u + 32 < units) {
+      if (!kPrefetch) {
+#pragma unroll
+        for (int r = 0; r < R; ++r) raw[r].load(rows[r], u);
+      } else if (u + 32 < units) {
 #pragma unroll
         for (int r = 0; r < R; ++r) next[r].load(rows[r], u + 32);
       }
+#pragma unroll
+      for (int r = 0; r < R; ++r) raw[r].prepare();
 #pragma unroll
       for (int h = 0; h < H; ++h) {
         const int g = H * u + h;
@@ -101,8 +108,10 @@ __global__ void __launch_bounds__(kThreads)
           }
         }
       }
+      if (kPrefetch) {
 #pragma unroll
-      for (int r = 0; r < R; ++r) raw[r] = next[r];
+        for (int r = 0; r < R; ++r) raw[r] = next[r];
+      }
     }
 #pragma unroll
     for (int m = 0; m < MMAX; ++m) {

@@ -81,6 +81,8 @@ __global__ void __launch_bounds__(kThreads)
 #pragma unroll
       for (int r = 0; r < kR; ++r) raw[r].load(rows[r], u);
 #pragma unroll
+      for (int r = 0; r < kR; ++r) raw[r].prepare();
+#pragma unroll
       for (int h = 0; h < H; ++h) {
         const int g = H * u + h;
         uint32_t wq[kR][8];  // int8 words of the group's 32 weights (Q4: 0..15)

@@ -81,7 +81,10 @@ __global__ void __launch_bounds__(kThreads)
       const uint8_t* buf = ring + size_t(t % kStages) * R * CH;
       Unit<FMT> raw[R];
 #pragma unroll
-      for (int r = 0; r < R; ++r) raw[r].load_plain(buf + r * CH + lane * BB);
+      for (int r = 0; r < R; ++r) {
+        raw[r].load_plain(buf + r * CH + lane * BB);
+        raw[r].prepare();
+      }
       float part[R] = {};
 #pragma unroll
       for (int j4 = 0; j4 < 8; ++j4) {

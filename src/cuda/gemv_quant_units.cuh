@@ -1,5 +1,5 @@
-// The GEMV kernels' view of a weight group (gemv_quant.cu, gemv_quant_staged.cu): raw block
-// bytes of one lane's unit of work, decoded four elements at a time into exact small integers.
+// The GEMV kernels' view of a weight group (gemv_quant*.cu): raw block bytes of one lane's unit
+// of work, decoded four elements at a time into exact small integers.
 #pragma once
 
 #include <cuda_fp16.h>
@@ -29,29 +29,36 @@ __device__ __forceinline__ void q4k_scale_min_words(int j, uint32_t s0, uint32_t
   }
 }
 
-// One lane's unit of work: raw bytes of H groups of 32 elements of one weight row, decoded
-// four elements ("slice" j4 of group h: elements 4*j4 .. 4*j4+3) at a time into exact small
-// integers; scale(h) (and, for Q4_K, minv(h)) turn them into weights.
+// One lane's unit of work: H groups of 32 elements of one weight row. load() / load_plain()
+// only issue loads (no arithmetic on the loaded values, so a prefetch inside a branch does not
+// wait for them); prepare() then converts scales and packs words. slice(h, j4) gives elements
+// 4*j4 .. 4*j4+3 of group h as exact small integers in f32, word(h, i) the same four as bytes
+// for dp4a; scale(h) (and, for Q4_K, minv(h)) turn them into weights.
 template <int FMT>
 struct Unit;
 
 template <>
 struct Unit<kQ4_0> {  // one block: element e < 16 is the low nibble of qs[e], else high of qs[e-16]
   static constexpr int H = 1;
-  uint32_t q[4];  // qs bytes 4i .. 4i+3
+  uint16_t d16, q16[8];
+  uint32_t q[4];  // after prepare(): qs bytes 4i .. 4i+3
   float d;
   __device__ void load(const uint8_t* row, int u) {
     const uint16_t* b = reinterpret_cast<const uint16_t*>(row + 18 * u);
-    d = __half2float(__ushort_as_half(__ldg(b)));
+    d16 = __ldg(b);
 #pragma unroll
-    for (int i = 0; i < 4; ++i)
-      q[i] = uint32_t(__ldg(b + 1 + 2 * i)) | (uint32_t(__ldg(b + 2 + 2 * i)) << 16);
+    for (int i = 0; i < 8; ++i) q16[i] = __ldg(b + 1 + i);
   }
   __device__ void load_plain(const uint8_t* blk) {  // shared memory (generic pointer)
     const uint16_t* b = reinterpret_cast<const uint16_t*>(blk);
-    d = __half2float(__ushort_as_half(b[0]));
+    d16 = b[0];
 #pragma unroll
-    for (int i = 0; i < 4; ++i) q[i] = uint32_t(b[1 + 2 * i]) | (uint32_t(b[2 + 2 * i]) << 16);
+    for (int i = 0; i < 8; ++i) q16[i] = b[1 + i];
+  }
+  __device__ void prepare() {
+    d = __half2float(__ushort_as_half(d16));
+#pragma unroll
+    for (int i = 0; i < 4; ++i) q[i] = uint32_t(q16[2 * i]) | (uint32_t(q16[2 * i + 1]) << 16);
   }
   __device__ void slice(int, int j4, float* w) const {
     const uint32_t v = q[j4 & 3] >> (j4 < 4 ? 0 : 4);
@@ -64,8 +71,7 @@ struct Unit<kQ4_0> {  // one block: element e < 16 is the low nibble of qs[e], e
   __device__ float minv(int) const {
     return 0.0f;
   }
-  // Elements 4i .. 4i+3 as four bytes (0..15), for dp4a.
-  __device__ uint32_t word(int, int i) const {
+  __device__ uint32_t word(int, int i) const {  // four nibbles as bytes (0..15)
     return (q[i & 3] >> (i < 4 ? 0 : 4)) & 0x0F0F0F0Fu;
   }
 };
@@ -73,20 +79,25 @@ struct Unit<kQ4_0> {  // one block: element e < 16 is the low nibble of qs[e], e
 template <>
 struct Unit<kQ8_0> {  // one block of 32 int8
   static constexpr int H = 1;
-  uint32_t q[8];
+  uint16_t d16, q16[16];
+  uint32_t q[8];  // after prepare(): qs bytes 4i .. 4i+3
   float d;
   __device__ void load(const uint8_t* row, int u) {
     const uint16_t* b = reinterpret_cast<const uint16_t*>(row + 34 * u);
-    d = __half2float(__ushort_as_half(__ldg(b)));
+    d16 = __ldg(b);
 #pragma unroll
-    for (int i = 0; i < 8; ++i)
-      q[i] = uint32_t(__ldg(b + 1 + 2 * i)) | (uint32_t(__ldg(b + 2 + 2 * i)) << 16);
+    for (int i = 0; i < 16; ++i) q16[i] = __ldg(b + 1 + i);
   }
   __device__ void load_plain(const uint8_t* blk) {  // shared memory (generic pointer)
     const uint16_t* b = reinterpret_cast<const uint16_t*>(blk);
-    d = __half2float(__ushort_as_half(b[0]));
+    d16 = b[0];
 #pragma unroll
-    for (int i = 0; i < 8; ++i) q[i] = uint32_t(b[1 + 2 * i]) | (uint32_t(b[2 + 2 * i]) << 16);
+    for (int i = 0; i < 16; ++i) q16[i] = b[1 + i];
+  }
+  __device__ void prepare() {
+    d = __half2float(__ushort_as_half(d16));
+#pragma unroll
+    for (int i = 0; i < 8; ++i) q[i] = uint32_t(q16[2 * i]) | (uint32_t(q16[2 * i + 1]) << 16);
   }
   __device__ void slice(int, int j4, float* w) const {
     const uint32_t v = q[j4] ^ 0x80808080u;  // q + 128 per byte
@@ -101,20 +112,23 @@ struct Unit<kQ8_0> {  // one block of 32 int8
   }
   __device__ uint32_t word(int, int i) const {
     return q[i];
-  }  // four int8, for dp4a
+  }  // four int8
 };
 
 template <>
 struct Unit<kQ4_K> {  // chunk c of a super-block: sub-blocks 2c (low nibbles), 2c+1 (high)
   static constexpr int H = 2;
-  uint4 lo, hi;
-  float d1[2], m1[2];
+  uint4 head, lo, hi;
+  int c;
+  float d1[2], m1[2];  // after prepare()
   __device__ void load(const uint8_t* row, int u) {
     const uint4* b = reinterpret_cast<const uint4*>(row + 144 * (u / 4));
-    const int c = u % 4;
-    const uint4 head = __ldg(b);
+    c = u % 4;
+    head = __ldg(b);
     lo = __ldg(b + 1 + 2 * c);
     hi = __ldg(b + 2 + 2 * c);
+  }
+  __device__ void prepare() {
     const float d = __half2float(__ushort_as_half(uint16_t(head.x & 0xffff)));
     const float dmin = __half2float(__ushort_as_half(uint16_t(head.x >> 16)));
 #pragma unroll
@@ -125,16 +139,18 @@ struct Unit<kQ4_K> {  // chunk c of a super-block: sub-blocks 2c (low nibbles), 
       m1[h] = dmin * float(mn);
     }
   }
+  __device__ uint32_t raw_word(int i) const {
+    return i == 0   ? lo.x
+           : i == 1 ? lo.y
+           : i == 2 ? lo.z
+           : i == 3 ? lo.w
+           : i == 4 ? hi.x
+           : i == 5 ? hi.y
+           : i == 6 ? hi.z
+                    : hi.w;
+  }
   __device__ void slice(int h, int j4, float* w) const {
-    const uint32_t word = j4 == 0   ? lo.x
-                          : j4 == 1 ? lo.y
-                          : j4 == 2 ? lo.z
-                          : j4 == 3 ? lo.w
-                          : j4 == 4 ? hi.x
-                          : j4 == 5 ? hi.y
-                          : j4 == 6 ? hi.z
-                                    : hi.w;
-    const uint32_t v = word >> (4 * h);
+    const uint32_t v = raw_word(j4) >> (4 * h);
 #pragma unroll
     for (int e = 0; e < 4; ++e) w[e] = u2f_minus((v >> (8 * e)) & 15, 8388608.0f);
   }
@@ -145,18 +161,8 @@ struct Unit<kQ4_K> {  // chunk c of a super-block: sub-blocks 2c (low nibbles), 
     return m1[h];
   }
   __device__ uint32_t word(int h, int i) const {  // elements 4i .. 4i+3 of sub-block 2c + h
-    const uint32_t w = i == 0   ? lo.x
-                       : i == 1 ? lo.y
-                       : i == 2 ? lo.z
-                       : i == 3 ? lo.w
-                       : i == 4 ? hi.x
-                       : i == 5 ? hi.y
-                       : i == 6 ? hi.z
-                                : hi.w;
-    return (w >> (4 * h)) & 0x0F0F0F0Fu;
+    return (raw_word(i) >> (4 * h)) & 0x0F0F0F0Fu;
   }
 };
 
-// MMAX = 1 (M = 1) or 8 (M = 2..8). A warp works on R weight rows at once so that each x
-// value read from shared memory serves R rows (the reads, not HBM, would bound M = 1 else).
 }  // namespace tc::cuda::quant

@@ -104,12 +104,13 @@ struct RawB<kQ8_0> {
 
 template <>
 struct RawB<kQ4_K> {  // group g = sub-block j of super-block g / 8
-  uint32_t dd, sa, sb, sc, v[2][2];
+  uint32_t d, dmin, sa, sb, sc, v[2][2];
   int j;
   __device__ void load(const uint8_t* row, int g, int t) {
     const uint8_t* blk = row + 144 * (g / 8);
     j = g % 8;
-    dd = uint32_t(ld_u16(blk)) | (uint32_t(ld_u16(blk + 2)) << 16);
+    d = ld_u16(blk);  // loads only: build() does the arithmetic
+    dmin = ld_u16(blk + 2);
     sa = blk[4 + (j & 3)];  // scales[j & 3], [(j & 3) + 4], [(j & 3) + 8]
     sb = blk[8 + (j & 3)];
     sc = blk[12 + (j & 3)];
@@ -123,8 +124,8 @@ struct RawB<kQ4_K> {  // group g = sub-block j of super-block g / 8
     // get_scale_min_k4: j < 4 reads scales[j], [j+4]; j >= 4 reads [j+4], [j-4], [j].
     const int scl = j < 4 ? int(sa & 63) : int((sc & 0x0f) | ((sa >> 6) << 4));
     const int mnv = j < 4 ? int(sb & 63) : int((sc >> 4) | ((sb >> 6) << 4));
-    *s = h2f(uint16_t(dd & 0xffff)) * float(scl);
-    *mn = h2f(uint16_t(dd >> 16)) * float(mnv);
+    *s = h2f(uint16_t(d)) * float(scl);
+    *mn = h2f(uint16_t(dmin)) * float(mnv);
     const int shift = 4 * (j & 1);
 #pragma unroll
     for (int ch = 0; ch < 2; ++ch)
