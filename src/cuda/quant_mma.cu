@@ -13,6 +13,7 @@
 
 #include "cuda/quant_dequant.cuh"
 #include "cuda/quant_launch.cuh"
+#include "cuda/quant_mma_layout.h"
 
 namespace tc::cuda::quant {
 namespace {
@@ -65,16 +66,17 @@ struct RawB<kQ4_0> {  // element e < 16: low nibble of qs[e]; else high nibble o
   __device__ void load(const uint8_t* row, int g, int t) {
     const uint8_t* blk = row + 18 * g;
     d = ld_u16(blk);
-    v0 = ld_u16(blk + 2 + 4 * t);  // qs[4t], qs[4t+1]
-    v1 = ld_u16(blk + 4 + 4 * t);  // qs[4t+2], qs[4t+3]
+    v0 = ld_u16(blk + 2 + mma_layout::q4_0_byte(0, t, 0));  // qs[4t], qs[4t+1]
+    v1 = ld_u16(blk + 2 + mma_layout::q4_0_byte(0, t, 1));  // qs[4t+2], qs[4t+3]
   }
   __device__ void build(uint32_t (*b)[2], float* s, float* mn) const {
     *s = h2f(uint16_t(d));
     *mn = 0.0f;
-    b[0][0] = ints_to_h2(nib_pair(v0, 0), 8.0f);  // elements 4t, 4t+1
-    b[0][1] = ints_to_h2(nib_pair(v1, 0), 8.0f);  // 4t+2, 4t+3
-    b[1][0] = ints_to_h2(nib_pair(v0, 4), 8.0f);  // 16+4t, 16+4t+1
-    b[1][1] = ints_to_h2(nib_pair(v1, 4), 8.0f);
+    // Chunk 1 reads the bytes of chunk 0 (q4_0_byte(1, t, h) == q4_0_byte(0, t, h)).
+    b[0][0] = ints_to_h2(nib_pair(v0, mma_layout::q4_0_shift(0)), 8.0f);  // elements 4t, 4t+1
+    b[0][1] = ints_to_h2(nib_pair(v1, mma_layout::q4_0_shift(0)), 8.0f);  // 4t+2, 4t+3
+    b[1][0] = ints_to_h2(nib_pair(v0, mma_layout::q4_0_shift(1)), 8.0f);  // 16+4t, 16+4t+1
+    b[1][1] = ints_to_h2(nib_pair(v1, mma_layout::q4_0_shift(1)), 8.0f);
   }
 };
 
@@ -87,7 +89,7 @@ struct RawB<kQ8_0> {
 #pragma unroll
     for (int ch = 0; ch < 2; ++ch)
 #pragma unroll
-      for (int h = 0; h < 2; ++h) v[ch][h] = ld_u16(blk + 2 + 16 * ch + 4 * t + 2 * h);
+      for (int h = 0; h < 2; ++h) v[ch][h] = ld_u16(blk + 2 + mma_layout::q8_byte(ch, t, h));
   }
   __device__ void build(uint32_t (*b)[2], float* s, float* mn) const {
     *s = h2f(uint16_t(d));
@@ -118,7 +120,7 @@ struct RawB<kQ4_K> {  // group g = sub-block j of super-block g / 8
 #pragma unroll
     for (int ch = 0; ch < 2; ++ch)
 #pragma unroll
-      for (int h = 0; h < 2; ++h) v[ch][h] = ld_u16(q + 16 * ch + 4 * t + 2 * h);
+      for (int h = 0; h < 2; ++h) v[ch][h] = ld_u16(q + mma_layout::q8_byte(ch, t, h));
   }
   __device__ void build(uint32_t (*b)[2], float* s, float* mn) const {
     // get_scale_min_k4: j < 4 reads scales[j], [j+4]; j >= 4 reads [j+4], [j-4], [j].
@@ -175,8 +177,8 @@ __global__ void __launch_bounds__(kWarps * 32)
           const int r = 16 * mt + gq + 8 * hr;
           float4 v = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
           if (r < M)
-            v = __ldg(
-                reinterpret_cast<const float4*>(X + size_t(r) * K + 32 * g + 16 * ch + 4 * t));
+            v = __ldg(reinterpret_cast<const float4*>(X + size_t(r) * K + 32 * g +
+                                                      mma_layout::lane_first_element(ch, t)));
           split_x(make_float2(v.x, v.y), &ahi[ch][hr], &alo[ch][hr]);          // a0 / a1
           split_x(make_float2(v.z, v.w), &ahi[ch][2 + hr], &alo[ch][2 + hr]);  // a2 / a3
           if (FMT == kQ4_K) (hr ? xs1 : xs0) += (v.x + v.y) + (v.z + v.w);
