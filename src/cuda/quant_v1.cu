@@ -75,8 +75,25 @@ __global__ void dequant_w_kernel(Args a, int fmt, size_t row_bytes, T* out) {
   }
   float w[32];
   decode_group32(fmt, row, int(g), w);
-  T* o = out + n * a.K + 32 * g;
-  for (int j = 0; j < 32; ++j) o[j] = T(w[j]);
+  // 16-byte stores (the group's 64 or 128 output bytes are 16-byte aligned: K % 32 == 0).
+  uint4* o = reinterpret_cast<uint4*>(out + n * a.K + 32 * g);
+  if constexpr (sizeof(T) == 2) {
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+      uint32_t h[4];
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        const __half2 v = __floats2half2_rn(w[8 * j + 2 * i], w[8 * j + 2 * i + 1]);
+        h[i] = *reinterpret_cast<const uint32_t*>(&v);
+      }
+      o[j] = make_uint4(h[0], h[1], h[2], h[3]);
+    }
+  } else {
+#pragma unroll
+    for (int j = 0; j < 8; ++j)
+      o[j] = make_uint4(__float_as_uint(w[4 * j]), __float_as_uint(w[4 * j + 1]),
+                        __float_as_uint(w[4 * j + 2]), __float_as_uint(w[4 * j + 3]));
+  }
 }
 
 template <typename T>
