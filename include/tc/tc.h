@@ -122,7 +122,8 @@ TC_API tc_status_t tc_context_destroy(tc_context_t* ctx);
 TC_API tc_status_t tc_context_device_info(const tc_context_t* ctx, tc_device_info* info);
 /* Returns cached device memory that no live buffer uses to the driver. */
 TC_API tc_status_t tc_context_trim(tc_context_t* ctx);
-/* Peak bytes of device memory held by this context's allocator since creation or last reset. */
+/* Device memory of this context's allocator: bytes in live buffers, bytes held (live plus
+ * cached), and the peak held since creation or the last tc_context_trim (which resets it). */
 TC_API tc_status_t tc_context_memory_stats(const tc_context_t* ctx, uint64_t* live_bytes,
                                            uint64_t* held_bytes, uint64_t* peak_bytes);
 /* Is a device kind present and usable in this process (without creating a context)? */
