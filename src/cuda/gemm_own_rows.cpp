@@ -89,6 +89,27 @@ tc_status_t skinny_run(const GemmProblem& p) {
 }
 #endif
 
+#ifdef TC_CUDA_HAVE_GEMM_TF32X3
+bool tf32x3_can_run(const GemmProblem& p, std::string& why) {
+  GemmPlan plan;
+  return plan_gemm_tf32x3(p, device_of(p).gemm_device(), &plan, why);
+}
+
+// The split operands take (M + N) x 2 x K x 4 bytes of workspace (268 MB at 4096^3).
+tc_status_t tf32x3_run(const GemmProblem& p) {
+  CudaDevice& dev = device_of(p);
+  GemmPlan plan;
+  std::string why;
+  if (!plan_gemm_tf32x3(p, dev.gemm_device(), &plan, why)) return not_planned(why);
+  if (!workspace_allowed(p, plan))
+    return fail(TC_ERROR_NOT_SUPPORTED, "{} needs {} bytes of workspace, over the variants' limit",
+                plan.name, plan.workspace_bytes);
+  CudaDevice::Workspace ws;
+  TC_TRY(dev.workspace(p.stream, plan.workspace_bytes, &ws));
+  return launched(launch_gemm_tf32x3(p, plan, ws.ptr), plan);
+}
+#endif
+
 #ifdef TC_CUDA_HAVE_GEMM_F32
 bool f32_can_run(const GemmProblem& p, std::string& why) {
   GemmPlan plan;
