@@ -47,6 +47,7 @@ bool any(const kq::Args&, std::string&) {
 }
 // In the order of the dispatch table's CUDA decode rows.
 const Kernel kKernels[] = {
+    {"cuda_gemv_staged_q8 (x8)", kq::gemv_staged_q8_supports, kq::launch_gemv_staged_q8},
     {"cuda_gemv_q8_dp4a (x8)", kq::gemv_q8_supports, kq::launch_gemv_q8},
     {"cuda_gemv_staged_f32", kq::gemv_staged_supports, kq::launch_gemv_staged},
     {"cuda_gemv_quant_f32", kq::gemv_supports, kq::launch_gemv},

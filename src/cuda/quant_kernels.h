@@ -47,6 +47,9 @@ TC_QUANT_LAUNCH tc_status_t launch_gemv(const Args& a, void* stream);
 // so that the 2-byte-aligned blocks cost few L1 passes (gemv_quant_staged.cu).
 TC_QUANT_LAUNCH bool gemv_staged_supports(const Args& a, std::string& why);
 TC_QUANT_LAUNCH tc_status_t launch_gemv_staged(const Args& a, void* stream);
+// The same with X quantized per 32 to int8 in shared memory and dp4a dots (8-bit activations).
+TC_QUANT_LAUNCH bool gemv_staged_q8_supports(const Args& a, std::string& why);
+TC_QUANT_LAUNCH tc_status_t launch_gemv_staged_q8(const Args& a, void* stream);
 
 // Decode GEMV, M <= 8, f32 activations quantized per 32 to int8 inside the kernel (dp4a):
 // Q4_0, Q8_0, Q4_K; rms_scaled error ~4e-3 (callers must allow 8-bit activations).

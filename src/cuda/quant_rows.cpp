@@ -81,6 +81,15 @@ tc_status_t prefill(const tc::quant::MatmulProblem& p, bool f16) {
 
 }  // namespace
 
+bool gemv_staged_q8_can_run(const tc::quant::MatmulProblem& p, std::string& why) {
+  if (!on_cuda(p, why)) return false;
+  if (!p.d.quantize_activations) return (why = "activations must stay f32", false);
+  return kq::gemv_staged_q8_supports(args(p), why);
+}
+tc_status_t gemv_staged_q8_run(const tc::quant::MatmulProblem& p) {
+  return kq::launch_gemv_staged_q8(args(p), p.stream);
+}
+
 bool gemv_q8_can_run(const tc::quant::MatmulProblem& p, std::string& why) {
   if (!on_cuda(p, why)) return false;
   if (!p.d.quantize_activations) return (why = "activations must stay f32", false);
