@@ -76,10 +76,23 @@ __global__ void __launch_bounds__(kThreads)
 #pragma unroll
     for (int r = 0; r < kR; ++r) rows[r] = W + size_t(min(n0 + r, N - 1)) * row_bytes;
     float acc[kMaxM][kR] = {};
-    for (int u = lane; u < units; u += 32) {
-      Unit<FMT> raw[kR];
+    // The next unit's bytes are in flight while this one is computed (not for Q8_0, whose
+    // 2 x 17 raw halves per row would not fit twice).
+    constexpr bool kPrefetch = FMT != kQ8_0;
+    Unit<FMT> raw[kR];
+    if (kPrefetch && lane < units) {
 #pragma unroll
-      for (int r = 0; r < kR; ++r) raw[r].load(rows[r], u);
+      for (int r = 0; r < kR; ++r) raw[r].load(rows[r], lane);
+    }
+    for (int u = lane; u < units; u += 32) {
+      Unit<FMT> next[kR];
+      if (!kPrefetch) {
+#pragma unroll
+        for (int r = 0; r < kR; ++r) raw[r].load(rows[r], u);
+      } else if (u + 32 < units) {
+#pragma unroll
+        for (int r = 0; r < kR; ++r) next[r].load(rows[r], u + 32);
+      }
 #pragma unroll
       for (int r = 0; r < kR; ++r) raw[r].prepare();
 #pragma unroll
@@ -111,6 +124,10 @@ __global__ void __launch_bounds__(kThreads)
             }
           }
         }
+      }
+      if (kPrefetch) {
+#pragma unroll
+        for (int r = 0; r < kR; ++r) raw[r] = next[r];
       }
     }
 #pragma unroll
