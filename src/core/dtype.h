@@ -47,7 +47,7 @@ inline uint16_t f32_to_f16(float f) {
   uint32_t u = f32_to_bits(f);
   uint16_t sign = uint16_t((u >> 16) & 0x8000u);
   uint32_t a = u & 0x7fffffffu;
-  if (a > 0x7f800000u) return uint16_t(sign | 0x7e00u | ((a >> 13) & 0x3ffu));  // nan
+  if (a > 0x7f800000u) return uint16_t(sign | 0x7e00u);   // NaN -> quiet NaN, as ggml writes it
   if (a >= 0x477ff000u) return uint16_t(sign | 0x7c00u);  // rounds to inf (>= 65520)
   if (a < 0x38800000u) {  // below the smallest normal 2^-14: subnormal or zero
     // value / 2^-24, rounded to nearest even, via float arithmetic on the magnitude

@@ -1,6 +1,6 @@
 // The portable fp16 conversion against the hardware's (F16C, round to nearest even).
-#include <gtest/gtest.h>
 #include <cpuid.h>
+#include <gtest/gtest.h>
 #include <immintrin.h>
 
 #include <cmath>
@@ -33,7 +33,7 @@ TEST(Fp16, AllHalvesRoundTrip) {
       ASSERT_TRUE(std::isnan(f)) << h;
       continue;
     }
-    ASSERT_EQ(f32_bits(f), f32_bits(g)) << "half 0x" << std::hex << h;
+    ASSERT_EQ(f32_to_bits(f), f32_to_bits(g)) << "half 0x" << std::hex << h;
     ASSERT_EQ(f32_to_fp16(f), h) << "half 0x" << std::hex << h;
   }
 }
@@ -45,7 +45,7 @@ TEST(Fp16, RandomFloatsAndTiesMatchF16C) {
     uint32_t bits = rng();
     if (i % 4 == 1) bits = (bits & 0x8000e000u) | (static_cast<uint32_t>(rng() % 40 + 100) << 23);
     if (i % 4 == 2) bits = (bits & ~0x1fffu) | 0x1000u;  // exact ties of the normal range
-    const float f = f32_from_bits(bits);
+    const float f = bits_to_f32(bits);
     const uint16_t want = hw_to_fp16(f);
     if (std::isnan(f)) {
       ASSERT_EQ(f32_to_fp16(f) & 0x7e00u, 0x7e00u);
