@@ -185,6 +185,9 @@ TC_API tc_status_t tc_gemm_async(tc_context_t* ctx, const tc_gemm_desc* desc, tc
                                  tc_buffer_t* B, tc_buffer_t* C, tc_stream_t* stream);
 TC_API tc_status_t tc_gemm_batched(tc_context_t* ctx, const tc_gemm_batched_desc* desc,
                                    tc_buffer_t* A, tc_buffer_t* B, tc_buffer_t* C);
+TC_API tc_status_t tc_gemm_batched_async(tc_context_t* ctx, const tc_gemm_batched_desc* desc,
+                                         tc_buffer_t* A, tc_buffer_t* B, tc_buffer_t* C,
+                                         tc_stream_t* stream);
 
 /* What served the last successful op on this thread. */
 TC_API tc_backend_t tc_last_backend(void);

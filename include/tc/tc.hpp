@@ -32,10 +32,14 @@ inline void check(tc_status_t s) {
 
 template <typename T>
 constexpr tc_dtype_t dtype_of() {
-  if constexpr (std::is_same_v<T, float>) return TC_DTYPE_F32;
-  else if constexpr (std::is_same_v<T, int8_t>) return TC_DTYPE_I8;
-  else if constexpr (std::is_same_v<T, int32_t>) return TC_DTYPE_I32;
-  else static_assert(sizeof(T) == 0, "use a raw Buffer for f16/bf16 (no standard C++ type)");
+  if constexpr (std::is_same_v<T, float>)
+    return TC_DTYPE_F32;
+  else if constexpr (std::is_same_v<T, int8_t>)
+    return TC_DTYPE_I8;
+  else if constexpr (std::is_same_v<T, int32_t>)
+    return TC_DTYPE_I32;
+  else
+    static_assert(sizeof(T) == 0, "use a raw Buffer for f16/bf16 (no standard C++ type)");
 }
 
 class Context {
@@ -139,6 +143,9 @@ class Stream {
   void gemm(const tc_gemm_desc& d, Buffer& A, Buffer& B, Buffer& C) {
     check(tc_gemm_async(ctx_->get(), &d, A.get(), B.get(), C.get(), s_));
   }
+  void gemm_batched(const tc_gemm_batched_desc& d, Buffer& A, Buffer& B, Buffer& C) {
+    check(tc_gemm_batched_async(ctx_->get(), &d, A.get(), B.get(), C.get(), s_));
+  }
 
  private:
   Context* ctx_;
@@ -165,7 +172,11 @@ inline void gemm_batched(Context& ctx, const tc_gemm_batched_desc& d, Buffer& A,
   check(tc_gemm_batched(ctx.get(), &d, A.get(), B.get(), C.get()));
 }
 
-inline std::string last_backend() { return tc_backend_name(tc_last_backend()); }
-inline std::string last_instance() { return tc_last_instance(); }
+inline std::string last_backend() {
+  return tc_backend_name(tc_last_backend());
+}
+inline std::string last_instance() {
+  return tc_last_instance();
+}
 
 }  // namespace tc

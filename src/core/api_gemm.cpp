@@ -28,6 +28,19 @@ tc_status_t run_sync(tc_context* ctx, const tc_gemm_batched_desc& bd, tc_buffer*
   return TC_SUCCESS;
 }
 
+tc_status_t run_async(tc_context* ctx, const tc_gemm_batched_desc& bd, tc_buffer* A, tc_buffer* B,
+                      tc_buffer* C, tc_stream* stream) {
+  if (stream == nullptr) return tc::fail(TC_ERROR_NULL_POINTER, "argument stream is NULL");
+  tc::GemmProblem p;
+  TC_TRY(tc::validate_gemm(ctx, bd, A, B, C, stream, &p));
+  const tc::GemmRow* row = tc::pick_gemm_row(p);
+  if (row == nullptr) return TC_ERROR_NOT_SUPPORTED;
+  p.stream = stream->impl->native();
+  TC_TRY(stream->impl->submit([p, row] { return row->run(p); }));
+  tc::record_dispatch(row->backend, row->name);
+  return TC_SUCCESS;
+}
+
 }  // namespace
 
 extern "C" {
@@ -50,15 +63,15 @@ tc_status_t tc_gemm_async(tc_context_t* ctx, const tc_gemm_desc* desc, tc_buffer
                           tc_buffer_t* B, tc_buffer_t* C, tc_stream_t* stream) {
   if (ctx == nullptr) return tc::fail(TC_ERROR_NULL_POINTER, "argument ctx is NULL");
   if (desc == nullptr) return tc::fail(TC_ERROR_NULL_POINTER, "argument desc is NULL");
-  if (stream == nullptr) return tc::fail(TC_ERROR_NULL_POINTER, "argument stream is NULL");
-  tc::GemmProblem p;
-  TC_TRY(tc::validate_gemm(ctx, single(*desc), A, B, C, stream, &p));
-  const tc::GemmRow* row = tc::pick_gemm_row(p);
-  if (row == nullptr) return TC_ERROR_NOT_SUPPORTED;
-  p.stream = stream->impl->native();
-  TC_TRY(stream->impl->submit([p, row] { return row->run(p); }));
-  tc::record_dispatch(row->backend, row->name);
-  return TC_SUCCESS;
+  return run_async(ctx, single(*desc), A, B, C, stream);
+}
+
+tc_status_t tc_gemm_batched_async(tc_context_t* ctx, const tc_gemm_batched_desc* desc,
+                                  tc_buffer_t* A, tc_buffer_t* B, tc_buffer_t* C,
+                                  tc_stream_t* stream) {
+  if (ctx == nullptr) return tc::fail(TC_ERROR_NULL_POINTER, "argument ctx is NULL");
+  if (desc == nullptr) return tc::fail(TC_ERROR_NULL_POINTER, "argument desc is NULL");
+  return run_async(ctx, *desc, A, B, C, stream);
 }
 
 }  // extern "C"

@@ -69,7 +69,15 @@ double run_gemm_case(tc_context_t* ctx, const GemmCase& c, const GemmDtypes& t,
   tc_buffer_write(cb.b, 0, C.bytes.data(), C.bytes.size());
 
   tc_status_t st;
-  if (c.batch > 1) {
+  if (c.batch > 1 && c.use_async) {
+    tc_gemm_batched_desc bd{d, c.batch, sa, sb, sc};
+    tc_stream_t* s = nullptr;
+    EXPECT_EQ(tc_stream_create(ctx, &s), TC_SUCCESS);
+    st = tc_gemm_batched_async(ctx, &bd, a.b, b.b, cb.b, s);
+    tc_status_t st2 = tc_stream_sync(s);
+    if (st == TC_SUCCESS) st = st2;
+    tc_stream_destroy(s);
+  } else if (c.batch > 1) {
     tc_gemm_batched_desc bd{d, c.batch, sa, sb, sc};
     st = tc_gemm_batched(ctx, &bd, a.b, b.b, cb.b);
   } else if (c.use_async) {

@@ -70,6 +70,8 @@ TEST_P(Gemm, BatchedStridesAndBroadcast) {
   check(c);
   c.ld_pad = 5;
   check(c);
+  c.use_async = true;  // tc_gemm_batched_async
+  check(c);
 }
 
 TEST_P(Gemm, AsyncMatchesSync) {

@@ -60,6 +60,9 @@ TEST_P(Validation, NullPointers) {
   expect(tc_gemm(g_.ctx, &d, a_, b_, nullptr), TC_ERROR_NULL_POINTER, {"C"});
   expect(tc_gemm_async(g_.ctx, &d, a_, b_, c_, nullptr), TC_ERROR_NULL_POINTER, {"stream"});
   expect(tc_gemm_batched(g_.ctx, nullptr, a_, b_, c_), TC_ERROR_NULL_POINTER, {"desc"});
+  tc_gemm_batched_desc bd{d, 2, 0, 0, 64};
+  expect(tc_gemm_batched_async(g_.ctx, &bd, a_, b_, c_, nullptr), TC_ERROR_NULL_POINTER,
+         {"stream"});
 }
 
 TEST_P(Validation, Shapes) {
