@@ -10,7 +10,6 @@
 #include <memory>
 #include <optional>
 
-#include "core/internal.h"  // the stream of synchronous calls (batched timing)
 #include "cublaslt_peer.h"
 #include "gpu_timer.h"
 
@@ -102,12 +101,11 @@ double CellResult::value(double ms) const {
 
 namespace {
 
-CellResult run_case(tc_context_t* ctx, tc_stream_t* stream, void* ctx_stream, CublasLtPeer* peer,
-                    const GemmCase& c, const CudaBenchOptions& o, uint64_t l2) {
+CellResult run_case(tc_context_t* ctx, tc_stream_t* stream, CublasLtPeer* peer, const GemmCase& c,
+                    const CudaBenchOptions& o, uint64_t l2) {
   CellResult r;
   r.c = c;
   auto s = static_cast<cudaStream_t>(tc_stream_native_handle(stream));
-  auto cs = static_cast<cudaStream_t>(ctx_stream);
   tc_dtype_t in, out, accum;
   case_dtypes(c.dtype, &in, &out, &accum);
   tc_context_trim(ctx);  // restarts the peak: it is this case's alone
@@ -138,20 +136,16 @@ CellResult run_case(tc_context_t* ctx, tc_stream_t* stream, void* ctx_stream, Cu
     tc_context_trim(ctx);
     if (backend) *backend = tc_backend_name(tc_last_backend());
     *instance = tc_last_instance();
-    if (c.batch > 1) {
-      // Synchronous API: one call per measurement on the context's stream (gpu_timer.h).
-      *ms = median_ms_sync(
-          cs, [&](int i) { return call_sync(i) == TC_SUCCESS; }, o.seconds);
-    } else {
-      *ms = median_ms(
-          s,
-          [&](int i) {
-            return tc_gemm_async(ctx, &d, bufs.a[i % sets], bufs.b[i % sets], bufs.c, stream) ==
-                   TC_SUCCESS;
-          },
-          o.seconds);
-      if (tc_stream_sync(stream) != TC_SUCCESS) *ms = -1;
-    }
+    *ms = median_ms(
+        s,
+        [&](int i) {
+          const int k = i % sets;
+          return (c.batch > 1
+                      ? tc_gemm_batched_async(ctx, &bd, bufs.a[k], bufs.b[k], bufs.c, stream)
+                      : tc_gemm_async(ctx, &d, bufs.a[k], bufs.b[k], bufs.c, stream)) == TC_SUCCESS;
+        },
+        o.seconds);
+    if (tc_stream_sync(stream) != TC_SUCCESS) *ms = -1;
     return *ms > 0;
   };
   if (!time_tc(&r.tc_ms, &r.backend, &r.instance)) return r;
@@ -200,11 +194,6 @@ nlohmann::json run_cuda_gemm_bench(tc_context_t* ctx, const CudaBenchOptions& o)
   tc_context_device_info(ctx, &info);
   tc_stream_t* stream = nullptr;
   if (tc_stream_create(ctx, &stream) != TC_SUCCESS) return {{"error", tc_last_error_message()}};
-  void* ctx_stream = nullptr;  // the stream tc's synchronous calls run on
-  ctx->impl->run_sync([&](void* ns) {
-    ctx_stream = ns;
-    return TC_SUCCESS;
-  });
   std::unique_ptr<CublasLtPeer> peer;
   if (o.vs_peer) peer = std::make_unique<CublasLtPeer>();
   int driver = 0, runtime = 0;
@@ -253,7 +242,7 @@ nlohmann::json run_cuda_gemm_bench(tc_context_t* ctx, const CudaBenchOptions& o)
     }
     fmt::print(stderr, "[{}/{}] {}\n", ++done, cases.size(), c.label);
     const auto t0 = std::chrono::steady_clock::now();
-    CellResult r = run_case(ctx, stream, ctx_stream, peer.get(), c, o, info.l2_bytes);
+    CellResult r = run_case(ctx, stream, peer.get(), c, o, info.l2_bytes);
     const double secs =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     nlohmann::json cj = cell_json(r);

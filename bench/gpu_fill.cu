@@ -37,20 +37,7 @@ cudaError_t launch(void* p, size_t n, uint64_t seed, cudaStream_t s) {
   return cudaGetLastError();
 }
 
-__global__ void spin_kernel(long long ns) {
-  long long t0 = clock64();
-  // clock64 counts SM cycles; about 2 GHz on the parts this runs on, and precision is not
-  // needed: the spin only has to outlast the host's next launch.
-  while (clock64() - t0 < ns * 2) {
-  }
-}
-
 }  // namespace
-
-cudaError_t launch_spin(cudaStream_t stream, int us) {
-  spin_kernel<<<1, 1, 0, stream>>>(1000ll * us);
-  return cudaGetLastError();
-}
 
 cudaError_t fill_random(void* p, tc_dtype_t t, size_t count, uint64_t seed, cudaStream_t s) {
   switch (t) {

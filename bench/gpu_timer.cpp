@@ -47,31 +47,4 @@ double median_ms(cudaStream_t stream, const std::function<bool(int)>& launch, do
   return result;
 }
 
-double median_ms_sync(cudaStream_t stream, const std::function<bool(int)>& call,
-                      double min_seconds) {
-  cudaEvent_t e0, e1;
-  if (cudaEventCreate(&e0) != cudaSuccess) return -1;
-  if (cudaEventCreate(&e1) != cudaSuccess) {
-    cudaEventDestroy(e0);
-    return -1;
-  }
-  std::vector<double> t;
-  double total_ms = 0;
-  bool ok = call(0);  // warm-up
-  for (int i = 1; ok && (t.size() < 5 || (total_ms < min_seconds * 1e3 && t.size() < 500)); ++i) {
-    float ms = 0;
-    ok = launch_spin(stream, 100) == cudaSuccess && cudaEventRecord(e0, stream) == cudaSuccess &&
-         call(i) && cudaEventRecord(e1, stream) == cudaSuccess &&
-         cudaEventSynchronize(e1) == cudaSuccess &&
-         cudaEventElapsedTime(&ms, e0, e1) == cudaSuccess;
-    t.push_back(ms);
-    total_ms += ms;
-  }
-  cudaEventDestroy(e0);
-  cudaEventDestroy(e1);
-  if (!ok) return -1;
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
-}
-
 }  // namespace tc::bench

@@ -21,18 +21,3 @@ cudaError_t fill_random(void* p, tc_dtype_t t, size_t count, uint64_t seed, cuda
 double median_ms(cudaStream_t stream, const std::function<bool(int)>& launch, double min_seconds);
 
 }  // namespace tc::bench
-
-namespace tc::bench {
-
-// For calls that synchronize before they return (tc_gemm_batched): each measurement is one
-// call, queued behind a spin kernel so that it starts the moment the start event does; the end
-// event is recorded when the call returns, so the stream's wake-up (a few microseconds) is
-// included. Median over at least 5 calls, until `min_seconds` was measured.
-double median_ms_sync(cudaStream_t stream, const std::function<bool(int)>& call,
-                      double min_seconds);
-
-// Keeps `stream` busy for about `us` microseconds, so that work the host queues behind it
-// starts back to back and a following event measures only that work.
-cudaError_t launch_spin(cudaStream_t stream, int us);
-
-}  // namespace tc::bench
