@@ -144,14 +144,6 @@ bool plan_gemm_wgmma(const GemmProblem& p, const GemmDevice& dev, GemmPlan* plan
     why = "dtype combination not served by the wgmma kernels";
     return false;
   }
-  // Known bug (H200, 2026-11-29): with 4-byte C (f32, i32) and padded rows (ldc > N) an
-  // instance wrote into the padding (37x41x43, ldc = N + 3, all transposes; found by the
-  // poisoned-padding check in tests/core and tests/cuda). Until it is found, such calls go to
-  // the next row (cuBLASLt).
-  if ((d.c_dtype == TC_DTYPE_F32 || d.c_dtype == TC_DTYPE_I32) && d.ldc != d.N) {
-    why = "4-byte C with padded rows (ldc > N) is not served: known wgmma epilogue bug";
-    return false;
-  }
   if (!tile::tma_encoder()) {
     why = "the driver has no cuTensorMapEncodeTiled";
     return false;
@@ -291,10 +283,13 @@ tc_status_t launch_gemm_wgmma(const GemmProblem& p, const GemmPlan& plan, void* 
                 reinterpret_cast<uintptr_t>(p.c) % (2 * csz) == 0;
   args.partial = plan.splits > 1 ? ws : nullptr;
   // C box: 64 rows (one consumer's block) x 128 bytes; a failed encode keeps direct stores.
+  // The map stops at the last 16-byte boundary of a row (args.n_tma): TMA stores write whole
+  // 16-byte chunks, and the chunk holding a ragged row end would reach into C's padding.
   const bool c_batched = p.batch > 1;
-  args.tma_store = c_tma_ok(p, plan.splits, csz) &&
-                   tile::tma_encode_3d(&maps.c, p.c, uint32_t(csz), uint64_t(d.N), uint64_t(d.M),
-                                       c_batched ? p.batch : 1, d.ldc * csz,
+  args.n_tma = wgmma_tma_cols(d.N, int(csz));
+  args.tma_store = args.n_tma > 0 && c_tma_ok(p, plan.splits, csz) &&
+                   tile::tma_encode_3d(&maps.c, p.c, uint32_t(csz), uint64_t(args.n_tma),
+                                       uint64_t(d.M), c_batched ? p.batch : 1, d.ldc * csz,
                                        c_batched ? p.stride_c * csz : 0, uint32_t(128 / csz), 64);
 
   cudaError_t e;

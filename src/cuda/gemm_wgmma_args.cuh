@@ -22,8 +22,18 @@ struct WgmmaArgs {
   CType c_type;
   i32 c_vec2;     // C rows/pointer allow 2-element stores
   i32 tma_store;  // epilogue through shared memory and TMA stores (map_c is valid)
+  // Columns [0, n_tma) go through TMA stores, [n_tma, N) from registers. TMA stores write whole
+  // 16-byte chunks: a row end that is not 16-byte aligned would be written up to the next
+  // boundary, i.e. into C's row padding (ldc > N). So the map's extent is N rounded down to
+  // 16 bytes (wgmma_tma_cols) and the few tail columns are stored directly.
+  i32 n_tma;
   void* partial;  // split-K partials (splits > 1), else nullptr
 };
+
+// Columns of an n-wide C with csz-byte elements that TMA stores may cover (see n_tma).
+__host__ __device__ constexpr i32 wgmma_tma_cols(i32 n, int csz) {
+  return n - n % (16 / csz);
+}
 
 constexpr int kWgmmaGroupM = 16;
 constexpr int kWgmmaEpiBytes = 16384;  // epilogue buffer per consumer warpgroup

@@ -56,7 +56,9 @@ __device__ __forceinline__ void store_tile(const WgmmaArgs& a, const Acc (&d)[BN
 
 // Stores one consumer's 64 x BN block through its shared buffer `buf` (kWgmmaEpiBytes) with
 // TMA: rounds of up to two 64-row x 128-byte boxes (box j of the tile covers columns
-// j * 128 / sizeof(OutT) ..). Thread 0 of the warpgroup owns the bulk groups.
+// j * 128 / sizeof(OutT) ..). Thread 0 of the warpgroup owns the bulk groups. The map ends at
+// column a.n_tma (a 16-byte boundary); columns n_tma .. N - 1 (fewer than 16 bytes' worth,
+// only in the last column tile) are stored from registers. beta == 0 on this path.
 template <class OutT, int BN, class Acc>
 __device__ __forceinline__ void store_tile_tma(const WgmmaArgs& a, const TmaMap* map_c,
                                                const Acc (&d)[BN / 2], const WorkUnit& u,
@@ -70,6 +72,23 @@ __device__ __forceinline__ void store_tile_tma(const WgmmaArgs& a, const TmaMap*
   const int tid = threadIdx.x % 128;
   const i32 l = tid % 32, w = tid / 32;
   const u32 base = smem_addr(buf);
+  if (a.n_tma < a.N && u.n0 + BN > a.n_tma) {  // uniform: the tile with the ragged row end
+    OutT* c = static_cast<OutT*>(a.c) + i64(u.b) * a.stride_c;
+#pragma unroll
+    for (int r = 0; r < BN / 2; r += 2) {
+      const i32 row = row_base + 16 * w + l / 4 + 8 * ((r >> 1) & 1);
+      const i32 col = u.n0 + 8 * (r >> 2) + 2 * (l % 4);  // even; n_tma is even too
+      if (row >= a.M || col < a.n_tma || col >= a.N) continue;
+      OutT* p = c + i64(row) * a.ldc + col;
+      if constexpr (is_same<OutT, i32>::value) {
+        p[0] = d[r];
+        if (col + 1 < a.N) p[1] = d[r + 1];
+      } else {
+        p[0] = from_f32<OutT>(a.alpha * d[r]);
+        if (col + 1 < a.N) p[1] = from_f32<OutT>(a.alpha * d[r + 1]);
+      }
+    }
+  }
 #pragma unroll
   for (int round = 0; round < rounds; ++round) {
     if (tid == 0) bulk_wait_read<0>();  // the previous stores have read the buffer
@@ -101,7 +120,7 @@ __device__ __forceinline__ void store_tile_tma(const WgmmaArgs& a, const TmaMap*
 #pragma unroll
       for (int j = 0; j < per_round; ++j) {
         const i32 c0 = u.n0 + (round * per_round + j) * box_cols;
-        if (c0 < a.N) tma_store_3d(map_c, base + j * 8192, c0, row_base, u.b);
+        if (c0 < a.n_tma) tma_store_3d(map_c, base + j * 8192, c0, row_base, u.b);
       }
       bulk_commit();
     }

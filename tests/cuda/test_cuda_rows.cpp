@@ -21,7 +21,9 @@ namespace {
 struct RowSpec {
   const char* prefix;
   tc_backend_t backend;
-  std::vector<int> dtypes;  // indices into kDtypes the row claims
+  std::vector<int> dtypes;         // indices into kDtypes the row claims
+  const char* instance = nullptr;  // prefix of its instance names, when not `prefix`
+  bool hopper_only = false;        // sm_90a kernels: skipped elsewhere
 };
 
 const GemmDtypes kDtypes[] = {
@@ -33,7 +35,8 @@ const GemmDtypes kDtypes[] = {
 
 const RowSpec kRows[] = {
     {"gemm_cublaslt", TC_BACKEND_CUBLASLT, {0, 1, 2, 3, 4, 5, 6}},
-    {"gemm_wgmma", TC_BACKEND_CUDA, {2, 3, 4, 5, 6}},
+    {"gemm_wgmma", TC_BACKEND_CUDA, {2, 3, 4, 5, 6}, nullptr, true},
+    {"gemm_tf32x3", TC_BACKEND_CUDA, {0}, "gemm_wgmma_tf32x3", true},
     {"gemm_mma", TC_BACKEND_CUDA, {2, 3, 4, 5}},
     {"gemm_skinny", TC_BACKEND_CUDA, {2, 3, 4, 5}},
     {"gemm_simt", TC_BACKEND_CUDA, {0}},  // exact f32 only: it declines TF32 (H200, 2026-11-29)
@@ -117,7 +120,8 @@ TEST_P(CudaRows, MatchFloat64) {
     EXPECT_LE(err, tolerance(t)) << row.prefix << " " << describe(c, t) << " ran "
                                  << tc_last_instance();
     EXPECT_EQ(tc_last_backend(), row.backend) << describe(c, t);
-    EXPECT_EQ(std::string(tc_last_instance()).rfind(row.prefix, 0), 0u)
+    EXPECT_EQ(std::string(tc_last_instance()).rfind(row.instance ? row.instance : row.prefix, 0),
+              0u)
         << "ran " << tc_last_instance() << " under TC_GEMM_ROW=" << row.prefix;
   }
   if (!claimed) {
@@ -126,8 +130,7 @@ TEST_P(CudaRows, MatchFloat64) {
   } else if (served == 0) {
     tc_device_info info;
     tc_context_device_info(g_.ctx, &info);
-    const bool hopper_only = std::string(row.prefix) == "gemm_wgmma";
-    if (hopper_only && !(info.cc_major == 9 && info.cc_minor == 0))
+    if (row.hopper_only && !(info.cc_major == 9 && info.cc_minor == 0))
       GTEST_SKIP() << row.prefix << " needs sm_90a";
     ADD_FAILURE() << row.prefix << " served no " << tc_dtype_name(t.in) << "->"
                   << tc_dtype_name(t.out) << " case (not built, or declines everything)";

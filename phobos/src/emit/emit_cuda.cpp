@@ -46,21 +46,28 @@ std::string cname(const ir::Kernel& k, int r) {
 
 void CudaEmitter::sync() {
   if (p_.wgmma) line("ph_fence_proxy_async();");
-  line("__syncthreads();");
+  line(bar_);
 }
 
 std::string CudaEmitter::run() {
   o_ = cuda_prelude();
   if (p_.wgmma) o_ += "#include \"wgmma.cuh\"\n";
+  if (p_.ws) {
+    o_ += "#include \"tma.cuh\"\n";
+    bar_ = "tc::tile::named_barrier_sync(1, " + std::to_string(k_.threads) + ");";
+  }
   o_ += "\n// " + k_.name + ": " + std::to_string(k_.threads) + " threads, " +
         std::to_string(p_.smem_bytes) + " bytes of shared memory\n";
-  o_ += "extern \"C\" __global__ void __launch_bounds__(" + std::to_string(k_.threads) + ") " +
+  o_ += "extern \"C\" __global__ void __launch_bounds__(" +
+        (p_.ws ? std::to_string(k_.threads + 128) + ", 1" : std::to_string(k_.threads)) + ") " +
         cuda_entry_name(k_) + "(";
   std::vector<std::string> params;
   for (auto& a : k_.args)
     params.push_back(a.is_tensor ? std::string(ctype(a.dt)) + "* __restrict__ " + a.name
                                  : std::string(compute_type(a.dt)) + " " + a.name);
   for (auto& d : k_.dims) params.push_back("int d_" + d);
+  for (auto& t : p_.tma)
+    params.push_back("const __grid_constant__ tc::tile::TmaMap ph_map_" + cname(k_, t.reg));
   for (size_t i = 0; i < params.size(); ++i) o_ += (i ? ", " : "") + params[i];
   o_ += ") {\n";
   line("const int tid = (int)threadIdx.x;");
@@ -83,6 +90,7 @@ std::string CudaEmitter::run() {
          "*>(ph_smem + " + std::to_string(offsets.at(r)) + ");  // " + ir::type_str(t) +
          (n > 1 ? " x " + std::to_string(n) + " stages" : ""));
   }
+  if (p_.ws) ws_frame();
   for (size_t r = 0; r < k_.regs.size(); ++r) {
     int ri = static_cast<int>(r);
     const VType& t = k_.regs[r].type;
@@ -93,7 +101,18 @@ std::string CudaEmitter::run() {
       line(std::string(compute_type(t.dt)) + " " + cname(k_, ri) + "[" +
            std::to_string(p_.frag.at(ri).per_thread()) + "];");
   }
-  block(k_.body);
+  if (p_.ws) {
+    // Persistent: this CTA walks the logical grid; the ring's stage and phase carry over.
+    line("int ph_stage = 0, ph_prev = -1;");
+    line("unsigned ph_phase = 0;");
+    line("for (int ph_t = blockIdx.x; ph_t < ph_tiles; ph_t += gridDim.x) {");
+    ++ind_;
+    ws_decode();
+    block(k_.body);
+    close();
+  } else {
+    block(k_.body);
+  }
   o_ += "}\n";
   return dedupe_barriers(o_);
 }
@@ -173,6 +192,9 @@ std::string CudaEmitter::elem(const NodeP& n, const std::string& r, const std::s
       return is_float(t.dt) ? flit(n->cval) : std::to_string(static_cast<long long>(n->cval));
     case Op::Ctx: {
       static const char* v[3] = {"blockIdx", "threadIdx", "gridDim"};
+      // Persistent (ws): the logical block and grid of the tile being computed.
+      if (p_.ws && n->idx / 3 != 1)
+        return std::string(n->idx / 3 == 0 ? "ph_b" : "ph_g") + char('x' + n->idx % 3);
       return std::string("(int)") + v[n->idx / 3] + "." + char('x' + n->idx % 3);
     }
     case Op::Dim:
@@ -373,7 +395,7 @@ void CudaEmitter::def(const Stmt& s) {
     return;
   }
   if (p_.smem.count(s.reg)) {
-    line("__syncthreads();");
+    line(bar_);
     smem_fill(s.reg, s.value, p_.double_buffered.count(s.reg) ? "ph_stage" : "");
     sync();
     return;
@@ -396,6 +418,7 @@ void CudaEmitter::store(const Stmt& s) {
   std::vector<int64_t> shape = v->type.shape;
   std::string r, c, e;
   const Layout* l = frag_layout(v);
+  if (l && shape.size() == 2 && l->R == shape[0] && l->C == shape[1] && pair_store(s, *l)) return;
   if (l && shape.size() == 2 && l->R == shape[0] && l->C == shape[1])
     open_owned(*l, &r, &c, &e);
   else if (shape.empty()) {
@@ -462,7 +485,7 @@ void CudaEmitter::block(const std::vector<Stmt>& b) {
 }
 
 // Pass "barriers": two barriers with nothing between them are one.
-std::string CudaEmitter::dedupe_barriers(const std::string& src) {
+std::string CudaEmitter::dedupe_barriers(const std::string& src) const {
   std::string out;
   bool last_sync = false;
   size_t p = 0;
@@ -471,7 +494,7 @@ std::string CudaEmitter::dedupe_barriers(const std::string& src) {
     if (e == std::string::npos) e = src.size();
     std::string ln = src.substr(p, e - p);
     bool sync = ln.find_first_not_of(' ') != std::string::npos &&
-                ln.substr(ln.find_first_not_of(' ')) == "__syncthreads();";
+                ln.substr(ln.find_first_not_of(' ')) == bar_;
     if (!(sync && last_sync)) out += ln + "\n";
     if (ln.find_first_not_of(' ') != std::string::npos) last_sync = sync;
     p = e + 1;

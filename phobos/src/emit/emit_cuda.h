@@ -38,6 +38,10 @@ class CudaEmitter {
   std::map<int, std::string> override_;  // register -> expression (prefetch of the next step)
   int tmp_ = 0;
   bool wgmma_overlap_ = false;  // wgmma batches may stay in flight across pipeline steps
+  // The barrier among the threads that run the kernel body: __syncthreads(), or in the
+  // warp-specialized form a named barrier over the T consumer threads (the producer warpgroup
+  // has left).
+  std::string bar_ = "__syncthreads();";
   void line(const std::string& s) { o_ += std::string(ind_ * 2, ' ') + s + "\n"; }
   std::string fresh(const char* p) { return std::string(p) + std::to_string(tmp_++); }
 
@@ -104,7 +108,15 @@ class CudaEmitter {
   void emit(const Stmt& s);
   void block(const std::vector<Stmt>& b);
   // Pass "barriers": two barriers with nothing between them are one.
-  static std::string dedupe_barriers(const std::string& src);
+  std::string dedupe_barriers(const std::string& src) const;
+  // Warp-specialized TMA form (Plan::ws; emit_cuda_ws.cpp): the kernel frame (barriers, the
+  // producer warpgroup, the persistent tile loop around the body), the tile index decode, the
+  // consumer side of the pipelined loop, and stores of two adjacent 16-bit columns at once.
+  void ws_frame();
+  void ws_decode();
+  void ws_producer();
+  void ws_loop(const Stmt& s);
+  bool pair_store(const Stmt& s, const Layout& l);
 };
 
 }  // namespace phobos::cuda_emit

@@ -193,6 +193,7 @@ void CudaEmitter::async_pipeline(const Stmt& s, const std::map<int, const Stmt*>
 }
 
 void CudaEmitter::for_loop(const Stmt& s) {
+  if (p_.ws && &s == p_.ws_loop) return ws_loop(s);
   std::string v = cname(k_, s.reg);
   std::vector<const passes::DotSite*> piped;
   for (auto& d : p_.dots)

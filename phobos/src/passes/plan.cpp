@@ -21,6 +21,11 @@ int64_t smem_layout(const ir::Kernel& k, const Plan& p, int64_t stages,
     int64_t bytes = p.smem_elems(k, r) * static_cast<int64_t>(dtype_size(k.regs[r].type.dt));
     off += bytes * (p.double_buffered.count(r) ? stages : 1);
   }
+  if (p.ws) {  // full[stages], empty[stages]
+    off = (off + 7) / 8 * 8;
+    if (offsets) (*offsets)[-1] = off;
+    off += 16 * stages;
+  }
   off = (off + 15) / 16 * 16;
   return p.swizzle.empty() ? off : off + 1024;  // slack to align the dynamic base to 1024
 }
@@ -109,7 +114,65 @@ static bool wgmma_fits(int64_t R, int64_t C, int64_t K, int64_t T) {
          K == 64;
 }
 
-Plan plan_kernel(const ir::Kernel& k, int arch) {
+// An expression TMA's producer thread can evaluate on its own: constants, block indices, grid,
+// dimension symbols, scalar parameters and the loop variable `loop_var`, no tensor reads.
+static bool producer_pure(const NodeP& n, int loop_var) {
+  bool ok = true;
+  walk_node(n, [&](const Node& x) {
+    if (x.op == Op::Load || (x.op == Op::Reg && x.idx != loop_var) || x.op == Op::Dot ||
+        x.op == Op::DotT || x.op == Op::Reduce || (x.op == Op::Ctx && x.idx / 3 == 1))
+      ok = false;
+  });
+  return ok;
+}
+
+// The warp-specialized TMA form (see Plan::ws): one wgmma dot in a top-level pipelined loop
+// whose body is exactly `a = X[..]`, `b = Y[..]`, `acc += dot(a, b)`, the operands plain 2-D
+// slices of 16-bit rank-2 tensors at producer-pure starts, one or two consumer warpgroups.
+static bool plan_ws(const ir::Kernel& k, Plan& p) {
+  static const bool off = [] {
+    const char* e = std::getenv("PHOBOS_TMA");
+    return e && std::string(e) == "0";
+  }();
+  if (off || !p.wgmma || !p.async_copy || p.dots.size() != 1 || k.threads > 256) return false;
+  const DotSite& d = p.dots[0];
+  if (!d.pipelined || !d.loop || d.loop->body.size() != 3) return false;
+  bool top = false;
+  for (auto& s : k.body) top |= &s == d.loop;
+  if (!top) return false;
+  const Stmt& loop = *d.loop;
+  for (auto* e : {&loop.lo, &loop.hi, &loop.step})
+    if (!producer_pure(*e, loop.reg)) return false;
+  std::vector<Plan::TmaOperand> ops;
+  for (int r : {d.a, d.b}) {
+    const Stmt* def = nullptr;
+    for (auto& s : loop.body)
+      if (s.kind == Stmt::Def && s.reg == r) def = &s;
+    if (!def || def->value->op != Op::Load || def->value->idx < 0) return false;
+    const Node& v = *def->value;
+    const ir::Arg& a = k.args[v.idx];
+    if (a.dims.size() != 2 || v.slices.size() != 2 || v.slices[0].point || v.slices[1].point ||
+        dtype_size(a.dt) != 2 || a.dt != k.regs[r].type.dt)
+      return false;
+    for (auto& sl : v.slices)
+      if (!producer_pure(sl.start, loop.reg)) return false;
+    Plan::TmaOperand t;
+    t.reg = r;
+    t.arg = v.idx;
+    t.kind = p.swizzle.at(r);
+    t.rows = k.regs[r].type.shape[0];
+    t.cols = k.regs[r].type.shape[1];
+    if (t.kind == 1 && (t.cols != 64 || t.rows > 256)) return false;
+    if (t.kind == 2 && (t.rows != 64 || t.cols % 64)) return false;
+    ops.push_back(t);
+  }
+  p.ws = true;
+  p.ws_loop = d.loop;
+  p.tma = ops;
+  return true;
+}
+
+Plan plan_kernel(const ir::Kernel& k, int arch, bool tma) {
   Plan p;
   p.threads = k.threads;
   std::map<int, const Stmt*> def_of;
@@ -212,6 +275,7 @@ Plan plan_kernel(const ir::Kernel& k, int arch) {
       all_plain &= plain_chunked_load(k, r, def_of[r]->value, p.pitch_of(k, r));
   }
   p.async_copy = any_piped && all_plain;
+  if (tma && arch == 90) plan_ws(k, p);
   // 3. Every other tile register: 2-D tiles take the layout of a same-shaped accumulator (so
   //    the epilogue is thread-local), else a SIMT layout; 1-D and broadcast tiles are shared.
   for (size_t r = 0; r < k.regs.size(); ++r) {
@@ -245,13 +309,24 @@ Plan plan_kernel(const ir::Kernel& k, int arch) {
     return p;
   }
   auto smem_with = [&](int64_t stages) { return smem_layout(k, p, stages, nullptr); };
-  if (p.async_copy)
+  if (p.ws) {
+    for (int64_t s : {6, 5, 4, 3, 2})
+      if (smem_with(s) <= kMaxSmemBytes) {
+        p.stages = s;
+        break;
+      }
+  } else if (p.async_copy)
     for (int64_t s : {4, 3})
       if (smem_with(s) <= kMaxSmemBytes) {
         p.stages = s;
         break;
       }
   p.smem_bytes = smem_with(p.stages);
+  if (p.ws) {
+    std::map<int, int64_t> offs;
+    smem_layout(k, p, p.stages, &offs);
+    p.bar_offset = offs.at(-1);
+  }
   if (p.smem_bytes > kMaxSmemBytes) {
     p.error = "needs " + std::to_string(p.smem_bytes) + " bytes of shared memory (limit " +
               std::to_string(kMaxSmemBytes) + ")";
@@ -285,13 +360,17 @@ std::string print_plan(const ir::Kernel& k, const Plan& p) {
               ? p.swizzle.at(r) == 1 ? ", 128B swizzle K-major" : ", 128B swizzle N-major"
               : "") +
          (p.double_buffered.count(r)
-              ? ", " + std::to_string(p.stages) + " stages" + (p.async_copy ? " (cp.async)" : "")
+              ? ", " + std::to_string(p.stages) + " stages" +
+                    (p.ws ? " (TMA, warp-specialized)" : p.async_copy ? " (cp.async)" : "")
               : std::string()) +
          "\n";
   for (auto& d : p.dots)
     o += "  dot %" + k.regs[d.acc].name + " += %" + k.regs[d.a].name +
          (d.trans ? " @ T(%" : " @ (%") + k.regs[d.b].name + ")" +
          (d.mma ? " tensor cores" : " simt") + (d.pipelined ? ", pipelined" : "") + "\n";
+  if (p.ws)
+    o += "  warp-specialized: " + std::to_string(p.threads) +
+         " consumer threads + 1 TMA producer warpgroup, persistent grid\n";
   std::string dims;
   for (int d : p.unchecked_dims) dims += " " + k.dims[d];
   if (!dims.empty()) o += "  no edge checks on" + dims + "\n";

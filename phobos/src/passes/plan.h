@@ -61,6 +61,21 @@ struct Plan {
   // dot_t), 2 = N-major [64][N] in 64-column atoms (B of dot). 1024-byte aligned, no padding.
   std::map<int, int> swizzle;
   bool wgmma = false;
+  // Warp-specialized TMA form (sm_90a, docs/phobos.md "@pipeline"): the loop's two operands are
+  // loaded by TMA (128-byte swizzle) into an mbarrier ring of `stages` stages by one extra
+  // producer warpgroup (threads T .. T + 127, launched beyond @launch's T); the T consumer
+  // threads run the kernel body with the loop's wgmma batches overlapped; the grid is
+  // persistent (one CTA per SM walking the logical grid). Needs tensor maps at launch, so
+  // cuda_launch falls back to plan_kernel(k, arch, false) where TMA is not legal.
+  struct TmaOperand {
+    int reg = -1, arg = -1;  // the shared tile and the tensor argument it is sliced from
+    int kind = 1;            // 1: one box {64, rows} (K-major); 2: cols / 64 boxes {64, 64}
+    int64_t rows = 0, cols = 0;
+  };
+  bool ws = false;
+  const ir::Stmt* ws_loop = nullptr;
+  std::vector<TmaOperand> tma;
+  int64_t bar_offset = 0;  // ws: full[stages] then empty[stages] mbarriers
   int64_t pitch_of(const ir::Kernel& k, int r) const {
     auto it = pitch.find(r);
     const auto& s = k.regs[r].type.shape;
@@ -80,11 +95,13 @@ constexpr int64_t kMaxSmemBytes = 227 * 1024;  // sm_90 opt-in shared memory per
 constexpr int64_t kMaxTileRegs = 160;          // 32-bit tile values per thread (of 255 registers)
 
 // arch: the target's compute capability (90 = sm_90a, where @tensorcore may use wgmma).
-Plan plan_kernel(const ir::Kernel& k, int arch = 90);
+// tma = false: never the warp-specialized TMA form (a launch whose tensors TMA cannot address).
+Plan plan_kernel(const ir::Kernel& k, int arch = 90, bool tma = true);
 std::string print_plan(const ir::Kernel& k, const Plan& p);
 // Byte offsets of the shared tiles (in p.smem order) and the total, with `stages` copies of the
 // pipelined ones; swizzled tiles are 1024-byte aligned (the total then has 1024 bytes of slack
-// for aligning the dynamic shared base). The emitter lays shared memory out with this.
+// for aligning the dynamic shared base); the ws form's mbarriers follow at offsets[-1]. The
+// emitter lays shared memory out with this.
 int64_t smem_layout(const ir::Kernel& k, const Plan& p, int64_t stages,
                     std::map<int, int64_t>* offsets);
 
