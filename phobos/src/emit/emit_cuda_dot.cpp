@@ -181,7 +181,10 @@ void CudaEmitter::wgmma_dot(const passes::DotSite& d, const Layout& l, const std
   line("const tc::tile::u32 ph_sb = tc::tile::smem_addr(" + B + ");");
   // reg_fence pins the accumulators around the batch (as CUTLASS's warpgroup_fence_operand):
   // no copies of them for ptxas to find between a wgmma and its wait.
-  line("tc::tile::reg_fence(" + acc + ");");
+  // In the warp-specialized loop a batch is still in flight here: touching its accumulators
+  // (even an empty asm) would make ptxas serialize the wgmmas (C7511), so the fences sit
+  // outside that loop (ws_loop).
+  if (!p_.ws) line("tc::tile::reg_fence(" + acc + ");");
   line("tc::tile::wgmma_fence();");
   line("#pragma unroll");
   line("for (int kk = 0; kk < " + std::to_string(at.shape[1] / 16) + "; ++kk) {");
@@ -197,7 +200,7 @@ void CudaEmitter::wgmma_dot(const passes::DotSite& d, const Layout& l, const std
   // Inside a cp.async pipeline with 3+ stages the batch may run on into the next step (see
   // async_pipeline); elsewhere it is finished before anything else touches the tiles.
   line(wgmma_overlap_ ? "tc::tile::wgmma_wait<1>();" : "tc::tile::wgmma_wait<0>();");
-  line("tc::tile::reg_fence(" + acc + ");");
+  if (!p_.ws) line("tc::tile::reg_fence(" + acc + ");");
   close();
 }
 
