@@ -69,6 +69,7 @@ bool queue_step(const Step& s, tc_dtype_t fmt, int batch, bool act8, const float
     a.x = x;
     a.y = y;
     a.act8 = act8;
+    a.pdl = true;  // the step's weights are written once, before the step
     const char* name = nullptr;
     if (kq::launch_decode(a, st, &name) != TC_SUCCESS) {
       fmt::print(stderr, "tc bench decode: {}\n", tc_last_error_message());

@@ -46,12 +46,15 @@ struct Kernel {
   const char* name;
   bool (*supports)(const kq::Args&, std::string&);
   tc_status_t (*launch)(const kq::Args&, void*);
+  bool pdl = false;  // back-to-back launches under programmatic dependent launch, as in decode
 };
 bool any(const kq::Args&, std::string&) {
   return true;
 }
 // In the order of the dispatch table's CUDA decode rows.
 const Kernel kKernels[] = {
+    {"cuda_gemv_bulk (x8)", kq::gemv_bulk_supports, kq::launch_gemv_bulk},
+    {"cuda_gemv_bulk+pdl (x8)", kq::gemv_bulk_supports, kq::launch_gemv_bulk, true},
     {"cuda_gemv_staged_q8 (x8)", kq::gemv_staged_q8_supports, kq::launch_gemv_staged_q8},
     {"cuda_gemv_q8_dp4a (x8)", kq::gemv_q8_supports, kq::launch_gemv_q8},
     {"cuda_gemv_staged_f32", kq::gemv_staged_supports, kq::launch_gemv_staged},
@@ -119,6 +122,7 @@ nlohmann::json run_quant_kernel_bench(tc_context_t* ctx, const QuantKernelBenchO
         for (const Kernel& k : kKernels) {
           std::string why;
           if (!k.supports(a, why) || (k.launch == kq::launch_v1 && M != 1)) continue;
+          a.pdl = k.pdl;
           const double ms = median_ms(
               st,
               [&](int i) {
@@ -133,6 +137,7 @@ nlohmann::json run_quant_kernel_bench(tc_context_t* ctx, const QuantKernelBenchO
                                    {"shape", sh.label},
                                    {"M", M},
                                    {"kernel", k.name},
+                                   {"pdl", k.pdl},
                                    {"us", ms * 1e3},
                                    {"gbps", gbps}});
         }

@@ -6,6 +6,7 @@ set(TC_CUDA_QUANT_SOURCES
     ${CMAKE_CURRENT_LIST_DIR}/quant_v1.cu
     ${CMAKE_CURRENT_LIST_DIR}/gemv_quant.cu
     ${CMAKE_CURRENT_LIST_DIR}/gemv_quant_staged.cu
+    ${CMAKE_CURRENT_LIST_DIR}/gemv_quant_bulk.cu
     ${CMAKE_CURRENT_LIST_DIR}/gemv_quant_q8.cu
     ${CMAKE_CURRENT_LIST_DIR}/gemv_quant_i8.cu
     ${CMAKE_CURRENT_LIST_DIR}/quant_mma.cu

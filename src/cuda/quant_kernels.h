@@ -28,6 +28,11 @@ struct Args {
   float x_scale = 1.0f;
   float* y = nullptr;  // [M,N] f32
   bool act8 = false;   // launch_decode only: 8-bit activations allowed (the q8 GEMV)
+  // Launch with programmatic dependent launch where a kernel supports it (the bulk rows): the
+  // kernel may start, and stream W, before the previous kernel in the stream has finished, so
+  // W must not be written by that kernel (X and Y are waited for). The decode benchmark sets
+  // it; the public calls do not.
+  bool pdl = false;
 };
 
 // v1: the simple first kernel; every format (I8 too), every M. One CTA per output row and
@@ -50,6 +55,12 @@ TC_QUANT_LAUNCH tc_status_t launch_gemv_staged(const Args& a, void* stream);
 // The same with X quantized per 32 to int8 in shared memory and dp4a dots (8-bit activations).
 TC_QUANT_LAUNCH bool gemv_staged_q8_supports(const Args& a, std::string& why);
 TC_QUANT_LAUNCH tc_status_t launch_gemv_staged_q8(const Args& a, void* stream);
+
+// Decode GEMV, M <= 4, 8-bit activations, Q4_0 / Q8_0 / Q4_K with K % 256 == 0: whole rows
+// streamed by 1-D bulk copies (TMA) through a ring of shared-memory stages, persistent grid,
+// dp4a from shared memory (gemv_quant_bulk.cu).
+TC_QUANT_LAUNCH bool gemv_bulk_supports(const Args& a, std::string& why);
+TC_QUANT_LAUNCH tc_status_t launch_gemv_bulk(const Args& a, void* stream);
 
 // Decode GEMV, M <= 8, f32 activations quantized per 32 to int8 inside the kernel (dp4a):
 // Q4_0, Q8_0, Q4_K; rms_scaled error ~4e-3 (callers must allow 8-bit activations).

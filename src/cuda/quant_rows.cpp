@@ -81,6 +81,15 @@ tc_status_t prefill(const tc::quant::MatmulProblem& p, bool f16) {
 
 }  // namespace
 
+bool gemv_bulk_can_run(const tc::quant::MatmulProblem& p, std::string& why) {
+  if (!on_cuda(p, why)) return false;
+  if (!p.d.quantize_activations) return (why = "activations must stay f32", false);
+  return kq::gemv_bulk_supports(args(p), why);
+}
+tc_status_t gemv_bulk_run(const tc::quant::MatmulProblem& p) {
+  return kq::launch_gemv_bulk(args(p), p.stream);
+}
+
 bool gemv_staged_q8_can_run(const tc::quant::MatmulProblem& p, std::string& why) {
   if (!on_cuda(p, why)) return false;
   if (!p.d.quantize_activations) return (why = "activations must stay f32", false);

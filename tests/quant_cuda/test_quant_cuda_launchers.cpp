@@ -1,0 +1,114 @@
+// Each decode launcher of src/cuda/quant_kernels.h on its own, queued on a stream, against
+// float64 of the dequantized weights, with Y poisoned (NaN) before every launch. The dispatch
+// table reaches only the fastest row per shape, so the rows it shadows (the staged GEMVs behind
+// the bulk GEMV) and the bulk kernels' edge cases (tail tiles, ring wrap-around, every M,
+// programmatic dependent launch back to back) are checked here. Skips without a CUDA device.
+#include <cuda_runtime_api.h>
+#include <gtest/gtest.h>
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "cuda/quant_kernels.h"
+#include "quant_test_util.h"
+
+namespace tc::quant_test {
+namespace {
+
+namespace kq = tc::cuda::quant;
+
+struct Launcher {
+  const char* name;
+  bool (*supports)(const kq::Args&, std::string&);
+  tc_status_t (*launch)(const kq::Args&, void*);
+  bool act8;  // quantizes X to 8 bits: bound 5e-3, else 1e-4
+};
+
+const Launcher kLaunchers[] = {
+    {"bulk_q8", kq::gemv_bulk_supports, kq::launch_gemv_bulk, true},
+    {"staged_q8", kq::gemv_staged_q8_supports, kq::launch_gemv_staged_q8, true},
+    {"gemv_q8", kq::gemv_q8_supports, kq::launch_gemv_q8, true},
+    {"staged_f32", kq::gemv_staged_supports, kq::launch_gemv_staged, false},
+    {"gemv_f32", kq::gemv_supports, kq::launch_gemv, false},
+    {"mma", kq::mma_supports, kq::launch_mma, false},
+};
+
+struct Case {
+  tc_dtype_t w;
+  int M, N, K;
+};
+
+std::vector<Case> cases() {
+  std::vector<Case> out;
+  for (tc_dtype_t w : {TC_DTYPE_Q4_0, TC_DTYPE_Q8_0, TC_DTYPE_Q4_K}) {
+    for (int M : {1, 2, 3, 4, 5, 8, 9, 17, 32}) {
+      out.push_back({w, M, 131, 1024});
+      if (M <= 4 || M == 8) out.push_back({w, M, 257, 4096});
+    }
+    // Several stages per CTA with a partial last tile; the widest decode K.
+    out.push_back({w, 1, 1001, 2048});
+    out.push_back({w, 1, 131, 14336});
+    out.push_back({w, 3, 131, 11008});
+  }
+  // Many tiles per CTA: the ring's slots are reused several times (barrier parity wraps).
+  out.push_back({TC_DTYPE_Q4_0, 1, 40009, 256});
+  out.push_back({TC_DTYPE_Q4_K, 2, 20011, 256});
+  return out;
+}
+
+struct DevMem {
+  void* p = nullptr;
+  explicit DevMem(size_t bytes) { EXPECT_EQ(cudaMalloc(&p, bytes), cudaSuccess); }
+  ~DevMem() { cudaFree(p); }
+};
+
+TEST(QuantCudaLaunchers, EveryLauncherMatchesFloat64) {
+  if (!tc_device_available(TC_DEVICE_CUDA)) GTEST_SKIP() << "no CUDA device";
+  Context ctx;  // the launchers' device and runtime set-up, as in the public calls
+  ASSERT_EQ(tc_context_create(&ctx.ctx, TC_DEVICE_CUDA), TC_SUCCESS) << tc_last_error_message();
+  cudaStream_t st = nullptr;
+  ASSERT_EQ(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking), cudaSuccess);
+  std::map<std::string, int> ran;
+  uint32_t seed = 900;
+  for (const Case& c : cases()) {
+    const Weights wt = make_weights(c.w, c.N, c.K, seed++);
+    const Activations a = make_activations(TC_DTYPE_F32, c.M, c.K, seed++);
+    const std::vector<double> ref = reference(wt, a, c.M, c.N, c.K);
+    DevMem w(wt.bytes.size()), x(a.bytes()), y(ref.size() * 4);
+    ASSERT_EQ(cudaMemcpy(w.p, wt.bytes.data(), wt.bytes.size(), cudaMemcpyHostToDevice),
+              cudaSuccess);
+    ASSERT_EQ(cudaMemcpy(x.p, a.data(), a.bytes(), cudaMemcpyHostToDevice), cudaSuccess);
+    for (const Launcher& l : kLaunchers) {
+      kq::Args args;
+      args.M = c.M;
+      args.N = c.N;
+      args.K = c.K;
+      args.w_dtype = c.w;
+      args.w = w.p;
+      args.x = x.p;
+      args.y = static_cast<float*>(y.p);
+      std::string why;
+      if (!l.supports(args, why)) continue;
+      // Twice back to back, the second under PDL (where the launcher has it), NaN between.
+      for (int rep = 0; rep < 2; ++rep) {
+        args.pdl = rep == 1;
+        ASSERT_EQ(cudaMemsetAsync(y.p, 0xff, ref.size() * 4, st), cudaSuccess);
+        ASSERT_EQ(l.launch(args, st), TC_SUCCESS) << l.name << ": " << tc_last_error_message();
+        std::vector<float> got(ref.size());
+        ASSERT_EQ(cudaMemcpyAsync(got.data(), y.p, got.size() * 4, cudaMemcpyDeviceToHost, st),
+                  cudaSuccess);
+        ASSERT_EQ(cudaStreamSynchronize(st), cudaSuccess) << l.name;
+        EXPECT_LE(rms_scaled(got, ref), l.act8 ? 5e-3 : 1e-4)
+            << l.name << " w=" << c.w << " M=" << c.M << " N=" << c.N << " K=" << c.K
+            << " pdl=" << args.pdl;
+      }
+      ++ran[l.name];
+    }
+  }
+  cudaStreamDestroy(st);
+  for (const Launcher& l : kLaunchers) EXPECT_GT(ran[l.name], 0) << l.name << " never ran";
+}
+
+}  // namespace
+}  // namespace tc::quant_test
