@@ -1,6 +1,7 @@
 // 8-bit activations for the integer dot kernels: each f32 row of X is quantized once per call
-// (K values, cheap next to the N*K weights) into the layout the kernels read. Buffers are
-// padded with zero blocks to a whole group of 8 blocks so kernels never branch on the tail.
+// (M*K values, cheap next to the N*K weights) into the layout the kernels read. Rows are
+// padded with zero blocks to a whole group of 8 blocks (256 values) so kernels never branch
+// on the tail.
 #pragma once
 
 #include <cstdint>
@@ -8,14 +9,30 @@
 
 namespace tc::cpu {
 
-// Per row m: qs[m*Kp .. ] int8 codes; d[m*nbp + b] f32 scale of 32-value block b;
-// corr[m*nbp + b] = 8 * (sum of the block's codes), the Q4_0 offset term.
-struct ActQ8_0 {
-  int64_t nbp = 0;  // blocks per row, padded to a multiple of 8
+// Order of the codes inside each group of 8 blocks (256 values).
+enum class ActLayout {
+  // Block after block, each in element order (Q8_0 and Q4_K weights).
+  natural,
+  // Four pairs of 64 codes: pair i holds [block i 0..15, block i+4 0..15, block i 16..31,
+  // block i+4 16..31]. Q4_0 loads blocks i and i+4 into the two 128-bit lanes of one register,
+  // so its low nibbles (elements 0..15) and high nibbles (16..31) meet these halves.
+  q4_0_pairs,
+};
+
+// Per row m: qs[m*nbp*32 ..] the codes; d[m*nbp + b] the f32 scale of block b (element order,
+// whatever the layout); sum[m*nbp + b] the sum of block b's codes (for Q4_0's -8 offset and
+// Q4_K's mins).
+struct ActQ8 {
+  int64_t nbp = 0;  // 32-value blocks per row, padded to a multiple of 8
   std::vector<int8_t> qs;
   std::vector<float> d;
-  std::vector<int32_t> corr;
+  std::vector<int32_t> sum;
+  const int8_t* codes(int m, int64_t block) const { return &qs[(m * nbp + block) * 32]; }
+  const float* scales(int m, int64_t block) const { return &d[m * nbp + block]; }
+  const int32_t* sums(int m, int64_t block) const { return &sum[m * nbp + block]; }
 };
-void quantize_act_q8_0(const float* x, int M, int64_t K, ActQ8_0* a);
+
+// d = max|x|/127 per 32 values, codes rounded to nearest even, in [-127, 127]. Requires AVX2.
+void quantize_act_q8(const float* x, int M, int64_t K, ActLayout layout, ActQ8* a);
 
 }  // namespace tc::cpu

@@ -1,0 +1,182 @@
+// The per-format units of the 8-bit-activation GEMV driver (gemv_quant_q8.cpp), AVX2. A unit
+// reads one group of 256 weights straight from the GGUF bytes (8 Q4_0 or Q8_0 blocks, one Q4_K
+// super-block) into registers once (load) and dots it with the matching 256 activation codes
+// of each row (dot), adding sum_k w_k * x_k to a vector of 8 partial sums.
+//
+// Costs that decide the shape (Zen 3, core cycles per instruction, measured): maddubs/madd
+// 0.5, unpack 0.5, perm2x128 1, hadd 2 (so no hadd), and/add 0.25. The integer products of a
+// block are reduced to one int32 per block with a per-lane unpack tree (tree4) and one float
+// conversion, scale multiply and FMA serve 8 blocks. The fp16 scales of 8 blocks are gathered
+// on the integer side (16-bit loads, shifts, ors) and converted with one vcvtph2ps.
+#pragma once
+
+#include <cstring>
+
+#include "cpu/quant_act.h"
+#include "cpu/quant_simd.h"
+#include "quant/blocks.h"
+
+namespace tc::cpu::q8units {
+
+// Four vectors of 8 int32 -> per 128-bit lane, [sum of s0's 4 lanes, s1's, s2's, s3's].
+TC_AVX2 inline __m256i tree4(__m256i s0, __m256i s1, __m256i s2, __m256i s3) {
+  const __m256i t01 =
+      _mm256_add_epi32(_mm256_unpacklo_epi32(s0, s1), _mm256_unpackhi_epi32(s0, s1));
+  const __m256i t23 =
+      _mm256_add_epi32(_mm256_unpacklo_epi32(s2, s3), _mm256_unpackhi_epi32(s2, s3));
+  return _mm256_add_epi32(_mm256_unpacklo_epi64(t01, t23), _mm256_unpackhi_epi64(t01, t23));
+}
+
+// Eight vectors of 8 int32 -> their 8 totals in order.
+TC_AVX2 inline __m256i reduce8(const __m256i s[8]) {
+  const __m256i a = tree4(s[0], s[1], s[2], s[3]), b = tree4(s[4], s[5], s[6], s[7]);
+  return _mm256_add_epi32(_mm256_permute2x128_si256(a, b, 0x20),
+                          _mm256_permute2x128_si256(a, b, 0x31));
+}
+
+inline uint64_t load_u16(const uint8_t* p) {
+  uint16_t v;
+  std::memcpy(&v, p, 2);
+  return v;
+}
+
+// The fp16 values at p, p + stride, ..., p + 7 * stride as 8 floats.
+TC_AVX2 inline __m256 fp16x8(const uint8_t* p, int stride) {
+  const uint64_t lo = load_u16(p) | load_u16(p + stride) << 16 | load_u16(p + 2 * stride) << 32 |
+                      load_u16(p + 3 * stride) << 48;
+  const uint64_t hi = load_u16(p + 4 * stride) | load_u16(p + 5 * stride) << 16 |
+                      load_u16(p + 6 * stride) << 32 | load_u16(p + 7 * stride) << 48;
+  return _mm256_cvtph_ps(
+      _mm_insert_epi64(_mm_cvtsi64_si128(static_cast<int64_t>(lo)), static_cast<int64_t>(hi), 1));
+}
+
+TC_AVX2 inline __m256i load256(const void* p) {
+  return _mm256_loadu_si256(static_cast<const __m256i*>(p));
+}
+
+// Q4_0: blocks i and i+4 share a register (one 128-bit lane each), so the low nibbles of both
+// (elements 0..15) and the high nibbles (16..31) are one AND and one shift+AND; the codes are
+// stored in that order (ActLayout::q4_0_pairs) and the two maddubs products of a pair are
+// added in int16 (at most 2 * 2 * 15 * 127 < 2^15) before one madd. The -8 offset is
+// 8 * (sum of the block's codes), subtracted from the int32 block sums.
+struct Q4_0 {
+  static constexpr ActLayout kLayout = ActLayout::q4_0_pairs;
+  static constexpr int kBlockBytes = sizeof(quant::BlockQ4_0);
+  static constexpr int kGroupBlocks = 8;
+  struct W {
+    __m256i q[8];  // pair i: q[2i] elements 0..15, q[2i+1] elements 16..31 (lanes: i, i+4)
+    __m256 d;
+  };
+  TC_AVX2 static void load(const uint8_t* p, W& w) {
+    const __m256i m4 = _mm256_set1_epi8(0x0f);
+    for (int i = 0; i < 4; ++i) {
+      const __m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + kBlockBytes * i + 2));
+      const __m128i b =
+          _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + kBlockBytes * (i + 4) + 2));
+      const __m256i v = _mm256_inserti128_si256(_mm256_castsi128_si256(a), b, 1);
+      w.q[2 * i] = _mm256_and_si256(v, m4);
+      w.q[2 * i + 1] = _mm256_and_si256(_mm256_srli_epi16(v, 4), m4);
+    }
+    w.d = fp16x8(p, kBlockBytes);
+  }
+  TC_AVX2 static void dot(const W& w, const int8_t* y, const float* dy, const int32_t* ysum,
+                          __m256& acc) {
+    const __m256i ones = _mm256_set1_epi16(1);
+    __m256i s[4];
+    for (int i = 0; i < 4; ++i) {
+      const __m256i p =
+          _mm256_add_epi16(_mm256_maddubs_epi16(w.q[2 * i], load256(y + 64 * i)),
+                           _mm256_maddubs_epi16(w.q[2 * i + 1], load256(y + 64 * i + 32)));
+      s[i] = _mm256_madd_epi16(p, ones);
+    }
+    // Lane 0 holds blocks 0..3, lane 1 blocks 4..7: element order.
+    const __m256i t =
+        _mm256_sub_epi32(tree4(s[0], s[1], s[2], s[3]), _mm256_slli_epi32(load256(ysum), 3));
+    acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(t), _mm256_mul_ps(w.d, _mm256_loadu_ps(dy)), acc);
+  }
+};
+
+// Q8_0: signed weights times signed codes through maddubs' unsigned operand: |w| times the
+// code with w's sign (weights are in [-127, 127] from ggml's quantizer; -128 still fits).
+struct Q8_0 {
+  static constexpr ActLayout kLayout = ActLayout::natural;
+  static constexpr int kBlockBytes = sizeof(quant::BlockQ8_0);
+  static constexpr int kGroupBlocks = 8;
+  struct W {
+    __m256i q[8], aq[8];  // codes and their absolute values
+    __m256 d;
+  };
+  TC_AVX2 static void load(const uint8_t* p, W& w) {
+    for (int b = 0; b < 8; ++b) {
+      w.q[b] = load256(p + kBlockBytes * b + 2);
+      w.aq[b] = _mm256_sign_epi8(w.q[b], w.q[b]);
+    }
+    w.d = fp16x8(p, kBlockBytes);
+  }
+  TC_AVX2 static void dot(const W& w, const int8_t* y, const float* dy, const int32_t*,
+                          __m256& acc) {
+    const __m256i ones = _mm256_set1_epi16(1);
+    __m256i s[8];
+    for (int b = 0; b < 8; ++b) {
+      const __m256i yv = _mm256_sign_epi8(load256(y + 32 * b), w.q[b]);
+      s[b] = _mm256_madd_epi16(_mm256_maddubs_epi16(w.aq[b], yv), ones);
+    }
+    acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(reduce8(s)), _mm256_mul_ps(w.d, _mm256_loadu_ps(dy)),
+                          acc);
+  }
+};
+
+// Q4_K: one super-block; chunk c's low nibbles are sub-block 2c, its high nibbles 2c+1, each
+// in element order. Sub-block j contributes d*sc_j*dy_j*S_j - dmin*m_j*dy_j*Y_j, S_j the
+// integer dot and Y_j the sum of its codes: one FMA each per 8 sub-blocks.
+struct Q4_K {
+  static constexpr ActLayout kLayout = ActLayout::natural;
+  static constexpr int kBlockBytes = sizeof(quant::BlockQ4_K);
+  static constexpr int kGroupBlocks = 1;
+  struct W {
+    __m256i q[8];  // sub-block j's 32 codes
+    __m256 dsc;    // d * sc_j
+    __m256 dmn;    // dmin * m_j
+  };
+  // The 8 scales and 8 mins as bytes 0..7 and 8..15 (ggml's get_scale_min_k4 on 32-bit words).
+  TC_AVX2 static __m128i scales_mins(const uint8_t* packed) {
+    uint32_t u[4];
+    std::memcpy(u, packed, 12);
+    constexpr uint32_t k1 = 0x3f3f3f3f, k2 = 0x0f0f0f0f, k3 = 0x03030303;
+    u[3] = ((u[2] >> 4) & k2) | (((u[1] >> 6) & k3) << 4);
+    const uint32_t mins_lo = u[1] & k1;
+    u[1] = (u[2] & k2) | (((u[0] >> 6) & k3) << 4);
+    u[2] = mins_lo;
+    u[0] &= k1;
+    const uint64_t sc = u[0] | uint64_t{u[1]} << 32, mn = u[2] | uint64_t{u[3]} << 32;
+    return _mm_insert_epi64(_mm_cvtsi64_si128(static_cast<int64_t>(sc)), static_cast<int64_t>(mn),
+                            1);
+  }
+  TC_AVX2 static void load(const uint8_t* p, W& w) {
+    const auto* b = reinterpret_cast<const quant::BlockQ4_K*>(p);
+    const __m256i m4 = _mm256_set1_epi8(0x0f);
+    for (int c = 0; c < 4; ++c) {
+      const __m256i v = load256(b->qs + 32 * c);
+      w.q[2 * c] = _mm256_and_si256(v, m4);
+      w.q[2 * c + 1] = _mm256_and_si256(_mm256_srli_epi16(v, 4), m4);
+    }
+    const __m128i sm = scales_mins(b->scales);
+    w.dsc = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(sm)),
+                          _mm256_set1_ps(_cvtsh_ss(b->d)));
+    w.dmn = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_srli_si128(sm, 8))),
+                          _mm256_set1_ps(_cvtsh_ss(b->dmin)));
+  }
+  TC_AVX2 static void dot(const W& w, const int8_t* y, const float* dy, const int32_t* ysum,
+                          __m256& acc) {
+    const __m256i ones = _mm256_set1_epi16(1);
+    __m256i s[8];
+    for (int j = 0; j < 8; ++j) {
+      s[j] = _mm256_madd_epi16(_mm256_maddubs_epi16(w.q[j], load256(y + 32 * j)), ones);
+    }
+    const __m256 dyv = _mm256_loadu_ps(dy);
+    acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(reduce8(s)), _mm256_mul_ps(w.dsc, dyv), acc);
+    acc = _mm256_fnmadd_ps(_mm256_mul_ps(w.dmn, dyv), _mm256_cvtepi32_ps(load256(ysum)), acc);
+  }
+};
+
+}  // namespace tc::cpu::q8units
