@@ -233,11 +233,29 @@ TEST_F(PhobosCudaNumerics, LinearGeluAlignedRaggedAndPipelineOff) {
 // candidate, aligned and ragged.
 TEST_F(PhobosCudaNumerics, BenchLinearGeluEveryCandidate) {
   std::string src = phobos_test::example("bench.ph");
-  for (Dims d : {Dims{256, 512, 192}, Dims{130, 300, 100}}) {
+  // 130x300x104: ragged M and N with TMA-legal rows (K % 8 == 0) and a K tail TMA zero-fills;
+  // 130x300x100: rows of 200 bytes, which TMA cannot address (the cp.async form runs).
+  for (Dims d : {Dims{256, 512, 192}, Dims{130, 300, 104}, Dims{130, 300, 100}}) {
     std::vector<std::vector<double>> outs;
     run_linear_gelu(src, d, g, &outs);
     EXPECT_GE(outs.size(), 6u);
   }
+}
+
+// The warp-specialized TMA form with 2 and 3 persistent CTAs: each walks several tiles, so the
+// mbarrier ring's stage and phase carry over between tiles and the producer runs ahead into
+// the next tile during the epilogue. Also the same shapes with the form off (PHOBOS_TMA=0).
+TEST_F(PhobosCudaNumerics, WarpSpecializedSeveralTilesPerCta) {
+  for (const char* cap : {"2", "3"}) {
+    setenv("PHOBOS_MAX_CTAS", cap, 1);
+    run_hgemm("bench.ph", "hgemm_big", {512, 768, 320}, g, true);
+    std::vector<std::vector<double>> outs;
+    run_linear_gelu(phobos_test::example("bench.ph"), Dims{390, 700, 136}, g, &outs);
+    unsetenv("PHOBOS_MAX_CTAS");
+  }
+  setenv("PHOBOS_TMA", "0", 1);
+  run_hgemm("bench.ph", "hgemm_big", {512, 512, 256}, g, true);
+  unsetenv("PHOBOS_TMA");
 }
 
 TEST_F(PhobosCudaNumerics, SgemmPipelineOnOffIdentical) {

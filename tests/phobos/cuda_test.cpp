@@ -76,7 +76,26 @@ TEST(PhobosCuda, HopperTilesLowerToWgmma) {
   std::string h =
       m.kernel("hgemm_big").cuda_source({{"BM", 128}, {"BN", 256}, {"BK", 64}, {"T", 256}});
   EXPECT_NE(h.find("tc::tile::Wgmma16<256, tc::tile::f16, 0, 1>::run(r_acc"), std::string::npos);
-  EXPECT_NE(h.find("ph_fence_proxy_async();"), std::string::npos);
+  // The warp-specialized TMA form: 256 consumers + a producer warpgroup, an mbarrier ring,
+  // N-major B in four 64-column boxes, register reallocation, a persistent tile loop.
+  EXPECT_NE(h.find("__launch_bounds__(384, 1)"), std::string::npos);
+  EXPECT_NE(h.find("const __grid_constant__ tc::tile::TmaMap ph_map_r_b"), std::string::npos);
+  EXPECT_NE(h.find("tc::tile::mbar_arrive_expect_tx(&ph_full[ph_ps], 49152u);"), std::string::npos);
+  EXPECT_NE(h.find("ph_ps * 16384 + 12288, &ph_map_r_b"), std::string::npos);
+  EXPECT_NE(h.find("tc::tile::warpgroup_reg_dealloc<40>();"), std::string::npos);
+  EXPECT_NE(h.find("tc::tile::mbar_wait(&ph_full[ph_stage], ph_phase);"), std::string::npos);
+  EXPECT_NE(h.find("for (int ph_t = blockIdx.x; ph_t < ph_tiles; ph_t += gridDim.x)"),
+            std::string::npos);
+  EXPECT_EQ(h.find("reg_fence"), std::string::npos);  // would serialize the wgmmas (C7511)
+  EXPECT_NE(h.find("*reinterpret_cast<__half2*>(&C[ph_o])"), std::string::npos);
+  // PHOBOS_TMA=0: the cp.async form, all threads loading, a proxy fence before each barrier.
+  setenv("PHOBOS_TMA", "0", 1);
+  std::string c =
+      m.kernel("hgemm_big").cuda_source({{"BM", 128}, {"BN", 256}, {"BK", 64}, {"T", 256}});
+  unsetenv("PHOBOS_TMA");
+  EXPECT_NE(c.find("ph_fence_proxy_async();"), std::string::npos);
+  EXPECT_NE(c.find("ph_cp_async16"), std::string::npos);
+  EXPECT_EQ(c.find("tma_load_3d"), std::string::npos);
   std::string l =
       m.kernel("linear_gelu").cuda_source({{"BM", 128}, {"BN", 128}, {"BK", 64}, {"T", 256}});
   EXPECT_NE(l.find("tc::tile::Wgmma16<128, tc::tile::f16, 0, 0>::run(r_acc"), std::string::npos);

@@ -3,6 +3,7 @@
 // the status "no CUDA device", not a loader error.
 #include <algorithm>
 #include <atomic>
+#include <cstdlib>
 #include <map>
 #include <mutex>
 #include <thread>
@@ -15,6 +16,8 @@
 
 #ifdef PHOBOS_HAVE_CUDART
 #include <cuda_runtime.h>
+
+#include "tma_launch.h"
 #endif
 
 namespace phobos {
@@ -22,9 +25,10 @@ namespace phobos {
 #ifdef PHOBOS_HAVE_CUDART
 
 struct Loaded;
-static Loaded load_instance(const Program& prog, const ir::Kernel& k, const std::string& entry);
-static void launch_loaded(const ir::Kernel& k, const BoundArgs& b, void* stream, cudaKernel_t kern,
-                          int64_t smem_bytes, const std::string& entry);
+static Loaded load_instance(const Program& prog, const ir::Kernel& k, const std::string& entry,
+                            bool tma);
+static void launch_loaded(const ir::Kernel& k, const BoundArgs& b, void* stream, const Loaded& ld,
+                          const std::string& entry);
 
 static int device_arch(std::string* name) {
   int n = 0;
@@ -85,8 +89,13 @@ void cuda_precompile(const Program& prog, const std::vector<const ir::Kernel*>& 
 
 // A loaded instance: what a repeated launch needs without planning or emitting again.
 struct Loaded {
-  cudaKernel_t kern;
-  int64_t smem_bytes;
+  cudaKernel_t kern = nullptr;
+  int64_t smem_bytes = 0;
+  // The warp-specialized TMA form: its operands (tensor maps built per launch) and the
+  // persistent grid's size (CTAs per SM times SMs).
+  bool ws = false;
+  std::vector<passes::Plan::TmaOperand> tma;
+  int64_t max_ctas = 0;
 };
 
 void cuda_launch(const Program& prog, const ir::Kernel& k, const BoundArgs& b, void* stream) {
@@ -94,27 +103,33 @@ void cuda_launch(const Program& prog, const ir::Kernel& k, const BoundArgs& b, v
   int dev = 0;
   if (cudaGetDevice(&dev) != cudaSuccess) device_arch(nullptr);  // throws "no CUDA device"
   static std::mutex mu;
-  static std::map<std::string, Loaded> by_entry;  // source hash / entry / device
-  std::string ekey = prog.source_hash + "/" + entry + "/" + std::to_string(dev);
-  Loaded ld{};
-  {
-    std::lock_guard<std::mutex> lock(mu);
-    auto it = by_entry.find(ekey);
-    if (it != by_entry.end()) ld = it->second;
-  }
-  if (!ld.kern) ld = load_instance(prog, k, entry);
-  {
+  static std::map<std::string, Loaded> by_entry;  // source hash / entry / device / form
+  auto get = [&](bool tma) {
+    std::string ekey =
+        prog.source_hash + "/" + entry + "/" + std::to_string(dev) + (tma ? "" : "/no-tma");
+    Loaded ld{};
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      auto it = by_entry.find(ekey);
+      if (it != by_entry.end()) ld = it->second;
+    }
+    if (!ld.kern) ld = load_instance(prog, k, entry, tma);
     std::lock_guard<std::mutex> lock(mu);
     by_entry[ekey] = ld;
-  }
-  launch_loaded(k, b, stream, ld.kern, ld.smem_bytes, entry);
+    return ld;
+  };
+  Loaded ld = get(true);
+  // TMA needs 16-byte aligned bases and row pitches; other launches take the cp.async form.
+  if (ld.ws && !tma_legal(ld.tma, b)) ld = get(false);
+  launch_loaded(k, b, stream, ld, entry);
 }
 
-static Loaded load_instance(const Program& prog, const ir::Kernel& k, const std::string& entry) {
+static Loaded load_instance(const Program& prog, const ir::Kernel& k, const std::string& entry,
+                            bool tma) {
   int arch_num = device_arch(nullptr);
   std::string arch = arch_name(arch_num);
-  passes::Plan plan = passes::plan_kernel(k, arch_num);
-  std::string src = emit_cuda(prog, k, arch_num);
+  passes::Plan plan = passes::plan_kernel(k, arch_num, tma);
+  std::string src = emit_cuda(prog, k, arch_num, tma);
   std::string key = module_key(prog, src, arch);
   static std::mutex mu;
   static std::map<std::string, std::pair<cudaLibrary_t, cudaKernel_t>> loaded;
@@ -145,11 +160,29 @@ static Loaded load_instance(const Program& prog, const ir::Kernel& k, const std:
       kern = it->second.second;
     }
   }
-  return Loaded{kern, plan.smem_bytes};
+  Loaded ld;
+  ld.kern = kern;
+  ld.smem_bytes = plan.smem_bytes;
+  if (plan.ws) {
+    ld.ws = true;
+    ld.tma = plan.tma;
+    int dev = 0, sms = 0, per_sm = 0;
+    cudaGetDevice(&dev);
+    cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
+    cudaError_t e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+        &per_sm, reinterpret_cast<const void*>(kern), static_cast<int>(k.threads + 128),
+        static_cast<size_t>(plan.smem_bytes));
+    if (e != cudaSuccess || per_sm < 1) {
+      (void)cudaGetLastError();  // not sticky, but keep it from surfacing in a caller's check
+      per_sm = 1;
+    }
+    ld.max_ctas = static_cast<int64_t>(std::max(sms, 1)) * per_sm;
+  }
+  return ld;
 }
 
-static void launch_loaded(const ir::Kernel& k, const BoundArgs& b, void* stream, cudaKernel_t kern,
-                          int64_t smem_bytes, const std::string& entry) {
+static void launch_loaded(const ir::Kernel& k, const BoundArgs& b, void* stream, const Loaded& ld,
+                          const std::string& entry) {
   // Arguments in the generated signature's order: parameters, then dimension symbols.
   std::vector<void*> ptrs(k.args.size());
   std::vector<float> fs(k.args.size());
@@ -174,9 +207,26 @@ static void launch_loaded(const ir::Kernel& k, const BoundArgs& b, void* stream,
   dim3 grid(static_cast<unsigned>(eval_host(k, k.grid[0], b)),
             static_cast<unsigned>(eval_host(k, k.grid[1], b)),
             static_cast<unsigned>(eval_host(k, k.grid[2], b)));
-  cudaError_t e = cudaLaunchKernel(
-      reinterpret_cast<const void*>(kern), grid, dim3(static_cast<unsigned>(k.threads)),
-      argv.data(), static_cast<size_t>(smem_bytes), static_cast<cudaStream_t>(stream));
+  unsigned threads = static_cast<unsigned>(k.threads);
+  std::vector<TmaMapHost> maps(ld.tma.size());
+  if (ld.ws) {
+    // Persistent: one CTA per resident slot walks the logical grid (the kernel computes it).
+    // PHOBOS_MAX_CTAS caps it (tests: several tiles per CTA on small shapes).
+    int64_t tiles = int64_t(grid.x) * grid.y * grid.z, ctas = ld.max_ctas;
+    if (const char* cap = std::getenv("PHOBOS_MAX_CTAS"))
+      ctas = std::clamp<int64_t>(std::atoll(cap), 1, ctas);
+    grid = dim3(static_cast<unsigned>(std::max<int64_t>(1, std::min(tiles, ctas))));
+    threads += 128;  // the producer warpgroup
+    for (size_t i = 0; i < ld.tma.size(); ++i) {
+      if (!tma_encode(ld.tma[i], b, &maps[i]))
+        throw Error("cuTensorMapEncodeTiled failed for argument '" + k.args[ld.tma[i].arg].name +
+                    "' of '" + k.name + "'");
+      argv.push_back(&maps[i]);
+    }
+  }
+  cudaError_t e =
+      cudaLaunchKernel(reinterpret_cast<const void*>(ld.kern), grid, dim3(threads), argv.data(),
+                       static_cast<size_t>(ld.smem_bytes), static_cast<cudaStream_t>(stream));
   if (e != cudaSuccess) throw Error("cudaLaunchKernel(" + entry + "): " + cudaGetErrorString(e));
 }
 

@@ -7,7 +7,8 @@
 namespace phobos {
 
 // CUDA C++ for NVRTC (sm_90a): one __global__ function named by the instance.
-std::string emit_cuda(const Program& prog, const ir::Kernel& k, int arch = 90);
+// tma = false: never the warp-specialized TMA form (passes::plan_kernel's flag).
+std::string emit_cuda(const Program& prog, const ir::Kernel& k, int arch = 90, bool tma = true);
 std::string cuda_entry_name(const ir::Kernel& k);
 
 // Portable C++ for ahead-of-time CPU use: an `extern "C"` function named like the CUDA entry,

@@ -510,8 +510,8 @@ std::string cuda_entry_name(const ir::Kernel& k) {
   return s;
 }
 
-std::string emit_cuda(const Program&, const ir::Kernel& k, int arch) {
-  passes::Plan p = passes::plan_kernel(k, arch);
+std::string emit_cuda(const Program&, const ir::Kernel& k, int arch, bool tma) {
+  passes::Plan p = passes::plan_kernel(k, arch, tma);
   if (!p.error.empty()) throw Error("cannot lower '" + k.name + "' to CUDA: " + p.error);
   return cuda_emit::CudaEmitter(k, p).run();
 }

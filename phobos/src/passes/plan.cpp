@@ -130,11 +130,10 @@ static bool producer_pure(const NodeP& n, int loop_var) {
 // whose body is exactly `a = X[..]`, `b = Y[..]`, `acc += dot(a, b)`, the operands plain 2-D
 // slices of 16-bit rank-2 tensors at producer-pure starts, one or two consumer warpgroups.
 static bool plan_ws(const ir::Kernel& k, Plan& p) {
-  static const bool off = [] {
-    const char* e = std::getenv("PHOBOS_TMA");
-    return e && std::string(e) == "0";
-  }();
-  if (off || !p.wgmma || !p.async_copy || p.dots.size() != 1 || k.threads > 256) return false;
+  const char* env = std::getenv("PHOBOS_TMA");  // read per plan: tests compare both forms
+  if ((env && std::string(env) == "0") || !p.wgmma || !p.async_copy || p.dots.size() != 1 ||
+      k.threads > 256)
+    return false;
   const DotSite& d = p.dots[0];
   if (!d.pipelined || !d.loop || d.loop->body.size() != 3) return false;
   bool top = false;
@@ -359,10 +358,11 @@ std::string print_plan(const ir::Kernel& k, const Plan& p) {
          (p.swizzle.count(r)
               ? p.swizzle.at(r) == 1 ? ", 128B swizzle K-major" : ", 128B swizzle N-major"
               : "") +
-         (p.double_buffered.count(r)
-              ? ", " + std::to_string(p.stages) + " stages" +
-                    (p.ws ? " (TMA, warp-specialized)" : p.async_copy ? " (cp.async)" : "")
-              : std::string()) +
+         (p.double_buffered.count(r) ? ", " + std::to_string(p.stages) + " stages" +
+                                           (p.ws           ? " (TMA, warp-specialized)"
+                                            : p.async_copy ? " (cp.async)"
+                                                           : "")
+                                     : std::string()) +
          "\n";
   for (auto& d : p.dots)
     o += "  dot %" + k.regs[d.acc].name + " += %" + k.regs[d.a].name +

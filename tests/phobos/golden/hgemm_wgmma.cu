@@ -32,9 +32,15 @@ static __device__ __forceinline__ float ph_silu(float x) { return x / (1.0f + __
 static __device__ __forceinline__ float ph_relu(float x) { return x > 0.0f ? x : 0.0f; }
 static __device__ __forceinline__ int ph_relu(int x) { return x > 0 ? x : 0; }
 static __device__ __forceinline__ float ph_rsqrt(float x) { return rsqrtf(x); }
+static __device__ __forceinline__ float ph_tanh_approx(float x) {
+  float y;
+  asm("tanh.approx.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
+}
 static __device__ __forceinline__ float ph_gelu(float x) {
-  // tanh form (spec §3)
-  return 0.5f * x * (1.0f + tanhf(0.7978845608028654f * (x + 0.044715f * x * x * x)));
+  // tanh form (spec §3). The hardware tanh (MUFU, max relative error 2^-10.99) keeps a GEMM's
+  // GELU epilogue to a few instructions per element; f16 outputs stay within the tolerance.
+  return 0.5f * x * (1.0f + ph_tanh_approx(0.7978845608028654f * (x + 0.044715f * x * x * x)));
 }
 // cp.async (sm_80+): 16 bytes global -> shared, bypassing L1; groups committed and awaited
 // by count (PTX ISA "cp.async"). Not in the shared tile library (which has the bulk forms).
@@ -64,104 +70,81 @@ static __device__ __forceinline__ void ph_ldmatrix_x2_trans(tc::tile::u32 (&r)[2
                : "=r"(r[0]), "=r"(r[1]) : "r"(tc::tile::smem_addr(p)));
 }
 #include "wgmma.cuh"
+#include "tma.cuh"
 
-// hgemm_big: 256 threads, 197632 bytes of shared memory
-extern "C" __global__ void __launch_bounds__(256) phobos_hgemm_big_BM128_BN256_BK64_T256(__half* __restrict__ A, __half* __restrict__ B, __half* __restrict__ C, int d_M, int d_K, int d_N) {
+// hgemm_big: 256 threads, 197696 bytes of shared memory
+extern "C" __global__ void __launch_bounds__(384, 1) phobos_hgemm_big_BM128_BN256_BK64_T256(__half* __restrict__ A, __half* __restrict__ B, __half* __restrict__ C, int d_M, int d_K, int d_N, const __grid_constant__ tc::tile::TmaMap ph_map_r_a, const __grid_constant__ tc::tile::TmaMap ph_map_r_b) {
   const int tid = (int)threadIdx.x;
   (void)tid;
   extern __shared__ __align__(16) unsigned char ph_smem_raw[];
   unsigned char* ph_smem = ph_smem_raw + ((1024u - (tc::tile::smem_addr(ph_smem_raw) & 1023u)) & 1023u);
   __half* r_a = reinterpret_cast<__half*>(ph_smem + 0);  // tile<f16>[128, 64] x 4 stages
   __half* r_b = reinterpret_cast<__half*>(ph_smem + 65536);  // tile<f16>[64, 256] x 4 stages
-  float r_acc[128];
-  #pragma unroll
-  for (int i0 = 0; i0 < 128; ++i0) {
-    const int r1 = ph_wg_row(tid, i0);
-    const int c2 = ph_wg_col(tid, i0);
-    (void)r1;
-    (void)c2;
-    r_acc[i0] = 0.0f;
-  }
-  {
-    #pragma unroll
-    for (int ph_s = 0; ph_s < 2; ++ph_s) {
-      const int ph_kt = 0 + ph_s * 64;
-      if (ph_kt < d_K) {
-        #pragma unroll
-        for (int j3 = 0; j3 < 4; ++j3) {
-          const int e_ = tid + j3 * 256;
-          const int r_ = e_ / 8, c_ = (e_ % 8) * 8;
-          const __half* ph_src = &A[((((int)blockIdx.x * 128) + r_)) * d_K + (ph_kt + c_)];
-          __half* ph_dst = &r_a[ph_s * 8192 + ph_sw128_k(r_, c_)];
-          if ((reinterpret_cast<unsigned long long>(ph_src) & 15) == 0) {
-            ph_cp_async16(ph_dst, ph_src);
-          } else {
-            #pragma unroll
-            for (int ph_v = 0; ph_v < 8; ++ph_v)
-              ph_dst[ph_v] = ph_src[ph_v];
-          }
-        }
-        #pragma unroll
-        for (int j4 = 0; j4 < 8; ++j4) {
-          const int e_ = tid + j4 * 256;
-          const int r_ = e_ / 32, c_ = (e_ % 32) * 8;
-          const __half* ph_src = &B[((ph_kt + r_)) * d_N + (((int)blockIdx.y * 256) + c_)];
-          __half* ph_dst = &r_b[ph_s * 16384 + ph_sw128_n(r_, c_, 64)];
-          if ((reinterpret_cast<unsigned long long>(ph_src) & 15) == 0) {
-            ph_cp_async16(ph_dst, ph_src);
-          } else {
-            #pragma unroll
-            for (int ph_v = 0; ph_v < 8; ++ph_v)
-              ph_dst[ph_v] = ph_src[ph_v];
-          }
-        }
-      }
-      ph_cp_async_commit();
+  tc::tile::mbarrier* ph_full = reinterpret_cast<tc::tile::mbarrier*>(ph_smem + 196608);
+  tc::tile::mbarrier* ph_empty = ph_full + 4;
+  const int ph_gx = ph_cdiv(d_M, 128);
+  const int ph_gy = ph_cdiv(d_N, 256);
+  const int ph_gz = 1;
+  const int ph_tiles = ph_gx * ph_gy * ph_gz;
+  if (tid == 0) {
+    tc::tile::tma_prefetch_map(&ph_map_r_a);
+    tc::tile::tma_prefetch_map(&ph_map_r_b);
+    for (int s = 0; s < 4; ++s) {
+      tc::tile::mbar_init(&ph_full[s], 1);
+      tc::tile::mbar_init(&ph_empty[s], 8);  // lane 0 of each consumer warp
     }
-    int ph_stage = 0;
-    for (int r_kt = 0; r_kt < d_K; r_kt += 64) {
-      ph_cp_async_wait<1>();
-      ph_fence_proxy_async();
-      __syncthreads();
-      {
-        const int ph_kt = r_kt + 2 * 64;
-        const int ph_w = (ph_stage + 2) % 4;
-        if (ph_kt < d_K) {
-          #pragma unroll
-          for (int j5 = 0; j5 < 4; ++j5) {
-            const int e_ = tid + j5 * 256;
-            const int r_ = e_ / 8, c_ = (e_ % 8) * 8;
-            const __half* ph_src = &A[((((int)blockIdx.x * 128) + r_)) * d_K + (ph_kt + c_)];
-            __half* ph_dst = &r_a[ph_w * 8192 + ph_sw128_k(r_, c_)];
-            if ((reinterpret_cast<unsigned long long>(ph_src) & 15) == 0) {
-              ph_cp_async16(ph_dst, ph_src);
-            } else {
-              #pragma unroll
-              for (int ph_v = 0; ph_v < 8; ++ph_v)
-                ph_dst[ph_v] = ph_src[ph_v];
-            }
-          }
-          #pragma unroll
-          for (int j6 = 0; j6 < 8; ++j6) {
-            const int e_ = tid + j6 * 256;
-            const int r_ = e_ / 32, c_ = (e_ % 32) * 8;
-            const __half* ph_src = &B[((ph_kt + r_)) * d_N + (((int)blockIdx.y * 256) + c_)];
-            __half* ph_dst = &r_b[ph_w * 16384 + ph_sw128_n(r_, c_, 64)];
-            if ((reinterpret_cast<unsigned long long>(ph_src) & 15) == 0) {
-              ph_cp_async16(ph_dst, ph_src);
-            } else {
-              #pragma unroll
-              for (int ph_v = 0; ph_v < 8; ++ph_v)
-                ph_dst[ph_v] = ph_src[ph_v];
-            }
+    tc::tile::mbar_fence_init();
+  }
+  __syncthreads();
+  if (tid >= 256) {  // the producer warpgroup
+    tc::tile::warpgroup_reg_dealloc<40>();
+    if (tid == 256) {
+      int ph_ps = 0;
+      unsigned ph_pp = 0;
+      for (int ph_t = blockIdx.x; ph_t < ph_tiles; ph_t += gridDim.x) {
+        const int ph_bx = ph_t % ph_gx, ph_by = ph_t / ph_gx % ph_gy, ph_bz = ph_t / (ph_gx * ph_gy);
+        (void)ph_bx;
+        (void)ph_by;
+        (void)ph_bz;
+        for (int r_kt = 0; r_kt < d_K; r_kt += 64) {
+          tc::tile::mbar_wait(&ph_empty[ph_ps], ph_pp ^ 1u);
+          tc::tile::mbar_arrive_expect_tx(&ph_full[ph_ps], 49152u);
+          tc::tile::tma_load_3d(r_a + ph_ps * 8192, &ph_map_r_a, &ph_full[ph_ps], r_kt, (ph_bx * 128), 0);
+          tc::tile::tma_load_3d(r_b + ph_ps * 16384 + 0, &ph_map_r_b, &ph_full[ph_ps], (ph_by * 256) + 0, r_kt, 0);
+          tc::tile::tma_load_3d(r_b + ph_ps * 16384 + 4096, &ph_map_r_b, &ph_full[ph_ps], (ph_by * 256) + 64, r_kt, 0);
+          tc::tile::tma_load_3d(r_b + ph_ps * 16384 + 8192, &ph_map_r_b, &ph_full[ph_ps], (ph_by * 256) + 128, r_kt, 0);
+          tc::tile::tma_load_3d(r_b + ph_ps * 16384 + 12288, &ph_map_r_b, &ph_full[ph_ps], (ph_by * 256) + 192, r_kt, 0);
+          if (++ph_ps == 4) {
+            ph_ps = 0;
+            ph_pp ^= 1u;
           }
         }
-        ph_cp_async_commit();
       }
+    }
+    return;
+  }
+  tc::tile::warpgroup_reg_alloc<232>();
+  float r_acc[128];
+  int ph_stage = 0, ph_prev = -1;
+  unsigned ph_phase = 0;
+  for (int ph_t = blockIdx.x; ph_t < ph_tiles; ph_t += gridDim.x) {
+    const int ph_bx = ph_t % ph_gx, ph_by = ph_t / ph_gx % ph_gy, ph_bz = ph_t / (ph_gx * ph_gy);
+    (void)ph_bx;
+    (void)ph_by;
+    (void)ph_bz;
+    #pragma unroll
+    for (int i0 = 0; i0 < 128; ++i0) {
+      const int r1 = ph_wg_row(tid, i0);
+      const int c2 = ph_wg_col(tid, i0);
+      (void)r1;
+      (void)c2;
+      r_acc[i0] = 0.0f;
+    }
+    for (int r_kt = 0; r_kt < d_K; r_kt += 64) {
+      tc::tile::mbar_wait(&ph_full[ph_stage], ph_phase);
       {
         const tc::tile::u32 ph_sa = tc::tile::smem_addr((r_a + ph_stage * 8192)) + (tid / 128) * 8192;
         const tc::tile::u32 ph_sb = tc::tile::smem_addr((r_b + ph_stage * 16384));
-        tc::tile::reg_fence(r_acc);
         tc::tile::wgmma_fence();
         #pragma unroll
         for (int kk = 0; kk < 4; ++kk) {
@@ -171,20 +154,31 @@ extern "C" __global__ void __launch_bounds__(256) phobos_hgemm_big_BM128_BN256_B
         }
         tc::tile::wgmma_commit();
         tc::tile::wgmma_wait<1>();
-        tc::tile::reg_fence(r_acc);
       }
-      ph_stage = (ph_stage + 1) % 4;
+      if (ph_prev >= 0 && (tid & 31) == 0) tc::tile::mbar_arrive(&ph_empty[ph_prev]);
+      ph_prev = ph_stage;
+      if (++ph_stage == 4) {
+        ph_stage = 0;
+        ph_phase ^= 1u;
+      }
     }
     tc::tile::wgmma_wait<0>();
-    tc::tile::reg_fence(r_acc);
-    ph_cp_async_wait<0>();
-  }
-  #pragma unroll
-  for (int i7 = 0; i7 < 128; ++i7) {
-    const int r8 = ph_wg_row(tid, i7);
-    const int c9 = ph_wg_col(tid, i7);
-    (void)r8;
-    (void)c9;
-    ph_st(&C[((((int)blockIdx.x * 128) + r8)) * d_N + (((int)blockIdx.y * 256) + c9)], r_acc[i7]);
+    if (ph_prev >= 0 && (tid & 31) == 0) tc::tile::mbar_arrive(&ph_empty[ph_prev]);
+    ph_prev = -1;
+    #pragma unroll
+    for (int i3 = 0; i3 < 128; i3 += 2) {
+      const int r4 = ph_wg_row(tid, i3);
+      const int c5 = ph_wg_col(tid, i3);
+      const float ph_v0 = r_acc[i3];
+      const float ph_v1 = r_acc[(i3 + 1)];
+      const int ph_row = ((ph_bx * 128) + r4), ph_col = ((ph_by * 256) + c5);
+      const long long ph_o = (long long)ph_row * d_N + ph_col;
+      if ((ph_o & 1) == 0) {
+        *reinterpret_cast<__half2*>(&C[ph_o]) = __floats2half2_rn(ph_v0, ph_v1);
+      } else {
+        ph_st(&C[ph_o], ph_v0);
+        ph_st(&C[ph_o + 1], ph_v1);
+      }
+    }
   }
 }
