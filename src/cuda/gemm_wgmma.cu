@@ -99,6 +99,39 @@ bool c_tma_ok(const GemmProblem& p, int splits, size_t csz) {
 }
 constexpr int kWgmmaVariantCount = int(sizeof(kWgmmaVariants) / sizeof(kWgmmaVariants[0]));
 
+// The same product with the operands' roles exchanged, C^T = op(B)^T op(A)^T: A' is B read
+// the other way round and B' is A (transposes flipped, pointers, pitches and strides swapped).
+// The kernel then writes C' = C^T transposed into C (args.c_trans), so C itself is unchanged.
+GemmProblem swapped(const GemmProblem& p) {
+  GemmProblem q = p;
+  std::swap(q.d.M, q.d.N);
+  std::swap(q.a, q.b);
+  std::swap(q.d.lda, q.d.ldb);
+  std::swap(q.stride_a, q.stride_b);
+  q.d.transpose_a = !p.d.transpose_b;
+  q.d.transpose_b = !p.d.transpose_a;
+  return q;
+}
+
+// Tile by estimated time = waves x tile area x per-element cost (kTiles); ties keep the larger
+// tile. Wider tiles read less per FLOP, smaller ones put more SMs to work on few tiles.
+struct TileChoice {
+  int bm = 128, bn = 256;
+  double time = 0;
+};
+TileChoice choose_tile(const GemmProblem& p, const GemmDevice& dev, bool s8) {
+  const tc_gemm_desc& d = p.d;
+  TileChoice best;
+  for (const TileCost& tc : kTiles) {
+    if (tc.bm == 64 && s8) continue;
+    const int64_t u = p.batch * ceil_div(d.M, tc.bm) * ceil_div(d.N, tc.bn);
+    const double cost = tc.cost * (tc.bm == 64 && d.K < 2048 ? kShortK64 : 1.0);
+    const double t = double(ceil_div(u, dev.sm_count)) * tc.bm * tc.bn * cost;
+    if (best.time == 0 || t < best.time) best = {tc.bm, tc.bn, t};
+  }
+  return best;
+}
+
 // Dispatch on the operands' majorness (ta: A M-major, tb: B N-major) to the instance files.
 template <class T>
 cudaError_t launch_typed(int ta, int tb, const GemmPlan& plan, const WgmmaMaps& maps,
@@ -149,27 +182,33 @@ bool plan_gemm_wgmma(const GemmProblem& p, const GemmDevice& dev, GemmPlan* plan
     return false;
   }
   const size_t esz = s8 ? 1 : 2;
-  const Operand a = operand(p, true, esz, p.a), b = operand(p, false, esz, p.b);
+  const size_t csz = d.c_dtype == TC_DTYPE_F16 || d.c_dtype == TC_DTYPE_BF16 ? 2 : 4;
+  // Orientation: the swapped problem (C^T = B^T A^T, written back transposed by the register
+  // epilogue) when it needs fewer waves, e.g. 4095x4097x4099 on 128x256 tiles: 32 x 17 = 544
+  // tiles (4.12 waves: 5 rounds; the 17th tile column holds one column) against 33 x 16 = 528
+  // (exactly 4). Only where C takes the register epilogue anyway (TMA-illegal C or beta != 0)
+  // and without split-K; not for the autotuner's fixed variants. TC_WGMMA_SWAP=1 / 0 forces /
+  // forbids it (tests, lab A/B).
+  const char* swap_knob = std::getenv("TC_WGMMA_SWAP");
+  const bool swap_ok = p.variant == 0 && !c_tma_ok(p, 1, csz);
+  TileChoice tile = choose_tile(p, dev, s8);
+  bool swap = false;
+  if (swap_ok && !(swap_knob && std::strcmp(swap_knob, "0") == 0)) {
+    const TileChoice t2 = choose_tile(swapped(p), dev, s8);
+    swap = (swap_knob && std::strcmp(swap_knob, "1") == 0) || t2.time < tile.time;
+    if (swap) tile = t2;
+  }
+  const GemmProblem ps = swap ? swapped(p) : GemmProblem{};
+  const GemmProblem& q = swap ? ps : p;
+  const Operand a = operand(q, true, esz, q.a), b = operand(q, false, esz, q.b);
 
-  // Tile: estimated time = waves x tile area x per-element cost (kTiles); ties keep the larger
-  // tile. Wider tiles read less per FLOP, smaller ones put more SMs to work on few tiles.
   int bm = 128, bn = 256, cluster = 1;
   if (!env_flag("TC_USE_128_TILE")) {
-    double best = 0;
-    for (const TileCost& tc : kTiles) {
-      if (tc.bm == 64 && s8) continue;
-      const int64_t u = p.batch * ceil_div(d.M, tc.bm) * ceil_div(d.N, tc.bn);
-      const double cost = tc.cost * (tc.bm == 64 && d.K < 2048 ? kShortK64 : 1.0);
-      const double t = double(ceil_div(u, dev.sm_count)) * tc.bm * tc.bn * cost;
-      if (best == 0 || t < best) {
-        best = t;
-        bm = tc.bm;
-        bn = tc.bn;
-      }
-    }
+    bm = tile.bm;
+    bn = tile.bn;
   }
   auto units_of = [&](int tbm, int tbn) {
-    return p.batch * ceil_div(d.M, tbm) * ceil_div(d.N, tbn);
+    return p.batch * ceil_div(q.d.M, tbm) * ceil_div(q.d.N, tbn);
   };
   int64_t units = units_of(bm, bn);
   const int64_t kb_total = ceil_div(d.K, int64_t(128 / esz));
@@ -177,7 +216,7 @@ bool plan_gemm_wgmma(const GemmProblem& p, const GemmDevice& dev, GemmPlan* plan
   // Split-K only when a quarter of the SMs or fewer would have work, and by 2: the sweep found
   // 127x4096x4096 best at 2 splits (185 vs 170 TFLOP/s unsplit, 167 at 4), while 64 tiles of
   // 8192x128x8192 lost to the partial-sum traffic (324 at 2 splits vs 376 unsplit).
-  if (units * 4 <= dev.sm_count && kb_total >= 32) splits = 2;
+  if (units * 4 <= dev.sm_count && kb_total >= 32 && !swap) splits = 2;
   if (p.variant > 0) {  // the autotuner's explicit choice (see kWgmmaVariants)
     const WgmmaVariant& v = kWgmmaVariants[(p.variant - 1) % kWgmmaVariantCount];
     bm = s8 ? 128 : v.bm;
@@ -196,26 +235,31 @@ bool plan_gemm_wgmma(const GemmProblem& p, const GemmDevice& dev, GemmPlan* plan
   plan->bn = bn;
   plan->stages = wgmma_stages(bm, bn);
   plan->splits = int(splits);
+  plan->swap_ab = swap;
   plan->pack_a = a.pack;
   plan->pack_b = b.pack;
   plan->grid = int(std::min<int64_t>(units * splits, dev.sm_count));
   if (cluster == 2) {  // pairs of vertically adjacent tiles, an even grid
-    const int64_t pairs = p.batch * splits * ceil_div(ceil_div(d.M, 128), 2) * ceil_div(d.N, bn);
+    const int64_t pairs =
+        p.batch * splits * ceil_div(ceil_div(q.d.M, 128), 2) * ceil_div(q.d.N, bn);
     plan->grid = 2 * int(std::min<int64_t>(pairs, dev.sm_count / 2));
   }
   plan->workspace_bytes = packed_bytes(p, a, esz) + packed_bytes(p, b, esz) +
                           (splits > 1 ? size_t(p.batch) * splits * d.M * d.N * 4 : 0);
   const char* t = s8 ? "s8_s32" : (f16 ? "f16_f32" : "bf16_f32");
-  plan->name = std::string("gemm_wgmma_") + t + "_" + (d.transpose_a ? "t" : "n") +
-               (d.transpose_b ? "t" : "n") + "_bm" + std::to_string(bm) + "_bn" +
+  plan->name = std::string("gemm_wgmma_") + t + "_" + (q.d.transpose_a ? "t" : "n") +
+               (q.d.transpose_b ? "t" : "n") + "_bm" + std::to_string(bm) + "_bn" +
                std::to_string(bn) + "_bk" + std::to_string(128 / esz) + "_s" +
                std::to_string(plan->stages) + (a.pack || b.pack ? "_packed" : "_aligned") +
                (splits > 1 ? "_splitk" + std::to_string(splits) : "") +
-               (cluster == 2 ? "_mcast2" : "");
+               (cluster == 2 ? "_mcast2" : "") + (swap ? "_swapab" : "");
   return true;
 }
 
-tc_status_t launch_gemm_wgmma(const GemmProblem& p, const GemmPlan& plan, void* workspace) {
+tc_status_t launch_gemm_wgmma(const GemmProblem& p0, const GemmPlan& plan, void* workspace) {
+  // A swapped plan (C^T = B^T A^T) runs the swapped problem and writes C' transposed.
+  const GemmProblem ps = plan.swap_ab ? swapped(p0) : GemmProblem{};
+  const GemmProblem& p = plan.swap_ab ? ps : p0;
   const tc_gemm_desc& d = p.d;
   const bool s8 = d.a_dtype == TC_DTYPE_I8;
   const size_t esz = s8 ? 1 : 2;
@@ -279,7 +323,8 @@ tc_status_t launch_gemm_wgmma(const GemmProblem& p, const GemmPlan& plan, void* 
                 : d.c_dtype == TC_DTYPE_I32 ? CType::i32
                                             : CType::bf16;
   const size_t csz = d.c_dtype == TC_DTYPE_F16 || d.c_dtype == TC_DTYPE_BF16 ? 2 : 4;
-  args.c_vec2 = d.ldc % 2 == 0 && (p.batch == 1 || p.stride_c % 2 == 0) &&
+  args.c_trans = plan.swap_ab;
+  args.c_vec2 = !plan.swap_ab && d.ldc % 2 == 0 && (p.batch == 1 || p.stride_c % 2 == 0) &&
                 reinterpret_cast<uintptr_t>(p.c) % (2 * csz) == 0;
   args.partial = plan.splits > 1 ? ws : nullptr;
   // C box: 64 rows (one consumer's block) x 128 bytes; a failed encode keeps direct stores.
@@ -287,7 +332,7 @@ tc_status_t launch_gemm_wgmma(const GemmProblem& p, const GemmPlan& plan, void* 
   // 16-byte chunks, and the chunk holding a ragged row end would reach into C's padding.
   const bool c_batched = p.batch > 1;
   args.n_tma = wgmma_tma_cols(d.N, int(csz));
-  args.tma_store = args.n_tma > 0 && c_tma_ok(p, plan.splits, csz) &&
+  args.tma_store = !plan.swap_ab && args.n_tma > 0 && c_tma_ok(p, plan.splits, csz) &&
                    tile::tma_encode_3d(&maps.c, p.c, uint32_t(csz), uint64_t(args.n_tma),
                                        uint64_t(d.M), c_batched ? p.batch : 1, d.ldc * csz,
                                        c_batched ? p.stride_c * csz : 0, uint32_t(128 / csz), 64);

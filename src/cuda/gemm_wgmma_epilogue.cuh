@@ -19,16 +19,19 @@ __device__ __forceinline__ void store_tile(const WgmmaArgs& a, const Acc (&d)[BN
     const i32 row = row_base + 16 * w + l / 4 + 8 * ((r >> 1) & 1);
     const i32 col = u.n0 + 8 * (r >> 2) + 2 * (l % 4);
     if (row >= a.M || col >= a.N) continue;
-    OutT* p = c + i64(row) * a.ldc + col;
+    // Swapped operands (c_trans): (row, col) of the computed C^T is C[col][row], and the
+    // pair's second element lies one C row further.
+    OutT* p = c + (a.c_trans ? i64(col) * a.ldc + row : i64(row) * a.ldc + col);
+    const i64 next = a.c_trans ? a.ldc : 1;
     const bool two = col + 1 < a.N;
     if constexpr (is_same<OutT, i32>::value) {  // int8 GEMM: exact integer epilogue
       i32 v0 = d[r], v1 = d[r + 1];
       if (read_c) {
         v0 += p[0];
-        if (two) v1 += p[1];
+        if (two) v1 += p[next];
       }
       p[0] = v0;
-      if (two) p[1] = v1;
+      if (two) p[next] = v1;
     } else {
       float v0 = a.alpha * d[r], v1 = a.alpha * d[r + 1];
       if (two && a.c_vec2) {
@@ -46,8 +49,8 @@ __device__ __forceinline__ void store_tile(const WgmmaArgs& a, const Acc (&d)[BN
         if (read_c) v0 += a.beta * to_f32(p[0]);
         p[0] = from_f32<OutT>(v0);
         if (two) {
-          if (read_c) v1 += a.beta * to_f32(p[1]);
-          p[1] = from_f32<OutT>(v1);
+          if (read_c) v1 += a.beta * to_f32(p[next]);
+          p[next] = from_f32<OutT>(v1);
         }
       }
     }

@@ -110,6 +110,8 @@ int main(int argc, char** argv) {
     unsetenv("TC_WGMMA_EPILOGUE");
     unsetenv("TC_GEMM_PDL");
     unsetenv("TC_WGMMA_PACK128");
+    unsetenv("TC_WGMMA_SWAP");
+    unsetenv("TC_SKINNY_PERSIST");
     if (const size_t eq = c.env.find('='); eq != std::string::npos)
       setenv(c.env.substr(0, eq).c_str(), c.env.substr(eq + 1).c_str(), 1);
     tc::GemmProblem p0 = c.problem();

@@ -109,6 +109,19 @@ std::vector<Case> make_cases() {
   v.push_back(timed(gemm("bf16_nt_4096^3", W, BF, BF, 4096, 4096, 4096, false, true)));
   v.push_back(timed(gemm("bf16_tn_4096^3", W, BF, BF, 4096, 4096, 4096, true, false)));
   v.push_back(timed(gemm("bf16_nn_4095x4097x4099", W, BF, BF, 4095, 4097, 4099, false, false)));
+  {  // same-run A/B of the operand swap (544 tiles -> 528 = 4 waves), and the swap forced on
+    // odd shapes with alpha/beta in every transpose (checked against float64 and cuBLAS)
+    Case c =
+        timed(gemm("bf16_nn_4095x4097x4099_noswap", W, BF, BF, 4095, 4097, 4099, false, false));
+    c.env = "TC_WGMMA_SWAP=0";
+    v.push_back(c);
+    for (int t = 0; t < 4; ++t) {
+      Case s = gemm(("wgmma_swap_bf16_f32_" + std::string(tn[t]) + "_odd_ld_77x91x103_ab").c_str(),
+                    W, BF, F32, 77, 91, 103, t & 2, t & 1, 1.5f, -0.5f, 3);
+      s.env = "TC_WGMMA_SWAP=1";
+      v.push_back(s);
+    }
+  }
   // Same shape, leading dimensions 4097 (A, B packed; C unaligned) and 4104 (all TMA-legal).
   v.push_back(
       timed(gemm("bf16_nn_4096^3_ld4097", W, BF, BF, 4096, 4096, 4096, false, false, 1, 0, 1)));
@@ -189,8 +202,14 @@ std::vector<Case> make_cases() {
       c.decode = true;
       v.push_back(c);
       if (m == 1 && nk[0] == 4096 && nk[1] == 4096) {
-        c.name += "_no_pdl";
-        c.env = "TC_GEMM_PDL=0";
+        Case n = c;
+        n.name += "_no_pdl";
+        n.env = "TC_GEMM_PDL=0";
+        v.push_back(n);
+      }
+      if (nk[0] == 4096 || m == 1) {  // same-run A/B: one CTA per row block, no L2 prefetch
+        c.name += "_no_persist";
+        c.env = "TC_SKINNY_PERSIST=0";
         v.push_back(c);
       }
     }
