@@ -58,7 +58,7 @@ struct Step {
 
 // Queues one decode step for `batch` rows; returns false (message printed) on a launch error.
 bool queue_step(const Step& s, tc_dtype_t fmt, int batch, bool act8, const float* x, float* y,
-                cudaStream_t st, std::set<std::string>* kernels) {
+                void* work, size_t work_bytes, cudaStream_t st, std::set<std::string>* kernels) {
   for (size_t i = 0; i < s.w.size(); ++i) {
     kq::Args a;
     a.M = batch;
@@ -70,6 +70,8 @@ bool queue_step(const Step& s, tc_dtype_t fmt, int batch, bool act8, const float
     a.y = y;
     a.act8 = act8;
     a.pdl = true;  // the step's weights are written once, before the step
+    a.work = work;
+    a.work_bytes = work_bytes;
     const char* name = nullptr;
     if (kq::launch_decode(a, st, &name) != TC_SUCCESS) {
       fmt::print(stderr, "tc bench decode: {}\n", tc_last_error_message());
@@ -82,17 +84,19 @@ bool queue_step(const Step& s, tc_dtype_t fmt, int batch, bool act8, const float
 
 // Median ms of one graph launch of the step, or -1.
 double time_step(const Step& s, tc_dtype_t fmt, int batch, bool act8, const float* x, float* y,
-                 cudaStream_t st, double seconds, std::set<std::string>* kernels) {
+                 const Buffer& work, cudaStream_t st, double seconds,
+                 std::set<std::string>* kernels) {
+  const size_t wb = tc_buffer_size(work.b);
   cudaGraph_t graph = nullptr;
   cudaGraphExec_t exec = nullptr;
   // One step outside the capture first: launch errors surface with their message, and the
   // launchers' one-time setup (shared-memory attributes, occupancy) happens outside it.
   std::set<std::string> ignored;
-  if (!queue_step(s, fmt, batch, act8, x, y, st, &ignored) ||
+  if (!queue_step(s, fmt, batch, act8, x, y, work.ptr(), wb, st, &ignored) ||
       cudaStreamSynchronize(st) != cudaSuccess)
     return -1;
   if (cudaStreamBeginCapture(st, cudaStreamCaptureModeThreadLocal) != cudaSuccess) return -1;
-  const bool ok = queue_step(s, fmt, batch, act8, x, y, st, kernels);
+  const bool ok = queue_step(s, fmt, batch, act8, x, y, work.ptr(), wb, st, kernels);
   if (cudaStreamEndCapture(st, &graph) != cudaSuccess || !ok) {
     if (graph) cudaGraphDestroy(graph);
     return -1;
@@ -158,9 +162,15 @@ nlohmann::json run_decode_bench(tc_context_t* ctx, const DecodeBenchOptions& o) 
     for (int l = 0; l < o.layers; ++l)
       for (const Shape& sh : kLayer) s.shape.push_back(sh);
     s.shape.push_back(kHead);
-    Buffer x, y;
+    // work: X quantized to int8 for the MMA bulk kernel (the largest K at batch 32).
+    Buffer x, y, work;
+    kq::Args wa;
+    wa.M = kMaxBatch;
+    wa.K = 11008;
+    wa.w_dtype = f;
     bool ok = alloc(ctx, size_t(kMaxBatch) * 11008 * 4, &x) &&
-              alloc(ctx, size_t(kMaxBatch) * kHead.N * 4, &y);
+              alloc(ctx, size_t(kMaxBatch) * kHead.N * 4, &y) &&
+              alloc(ctx, kq::mma_bulk_work_bytes(wa), &work);
     for (size_t i = 0; ok && i < s.shape.size(); ++i) {
       const size_t bytes = tc_quant_row_bytes(f, s.shape[i].K) * s.shape[i].N;
       s.w.emplace_back();
@@ -177,12 +187,12 @@ nlohmann::json run_decode_bench(tc_context_t* ctx, const DecodeBenchOptions& o) 
       continue;
     }
     for (int batch : o.batches) {
-      // x f32 (exact kernels), and x quantized to 8 bits where a kernel does that (M <= 8).
+      // x f32 (exact kernels), and x quantized to 8 bits on the fly (q8 GEMVs, int8 MMA).
       for (bool act8 : {false, true}) {
-        if (act8 && batch > 8) continue;
         std::set<std::string> kernels;
         const double ms = time_step(s, f, batch, act8, static_cast<const float*>(x.ptr()),
-                                    static_cast<float*>(y.ptr()), st, o.seconds, &kernels);
+                                    static_cast<float*>(y.ptr()), work, st, o.seconds,
+                                    &kernels);
         const double gbps = ms > 0 ? double(s.weight_bytes) / (ms * 1e-3) / 1e9 : 0;
         const double tok = ms > 0 ? batch * 1e3 / ms : 0.0;
         std::string ks;
@@ -202,7 +212,7 @@ nlohmann::json run_decode_bench(tc_context_t* ctx, const DecodeBenchOptions& o) 
     }
     uint64_t live = 0, held = 0, peak = 0;
     tc_context_memory_stats(ctx, &live, &held, &peak);
-    const double act = double(tc_buffer_size(x.b) + tc_buffer_size(y.b));
+    const double act = double(tc_buffer_size(x.b) + tc_buffer_size(y.b) + tc_buffer_size(work.b));
     const double limit = 1.05 * double(s.weight_bytes) + act;
     fmt::print(
         "{:>6}   peak device memory {:.3f} GB: weights {:.3f} GB + activations {:.1f} MB "
@@ -214,6 +224,7 @@ nlohmann::json run_decode_bench(tc_context_t* ctx, const DecodeBenchOptions& o) 
     s.w.clear();
     x.reset();
     y.reset();
+    work.reset();
     tc_context_trim(ctx);
   }
   tc_stream_destroy(stream);

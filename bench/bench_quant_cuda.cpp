@@ -55,6 +55,8 @@ bool any(const kq::Args&, std::string&) {
 const Kernel kKernels[] = {
     {"cuda_gemv_bulk (x8)", kq::gemv_bulk_supports, kq::launch_gemv_bulk},
     {"cuda_gemv_bulk+pdl (x8)", kq::gemv_bulk_supports, kq::launch_gemv_bulk, true},
+    {"cuda_mma_bulk (x8)", kq::mma_bulk_supports, kq::launch_mma_bulk},
+    {"cuda_mma_bulk+pdl (x8)", kq::mma_bulk_supports, kq::launch_mma_bulk, true},
     {"cuda_gemv_staged_q8 (x8)", kq::gemv_staged_q8_supports, kq::launch_gemv_staged_q8},
     {"cuda_gemv_q8_dp4a (x8)", kq::gemv_q8_supports, kq::launch_gemv_q8},
     {"cuda_gemv_staged_f32", kq::gemv_staged_supports, kq::launch_gemv_staged},
@@ -104,8 +106,14 @@ nlohmann::json run_quant_kernel_bench(tc_context_t* ctx, const QuantKernelBenchO
     for (const DecodeShape& sh : kShapes) {
       const size_t bytes = tc_quant_row_bytes(f, sh.K) * sh.N;
       const size_t copies = sh.rotate ? std::max<size_t>(2, (size_t(256) << 20) / bytes + 1) : 1;
-      Buf w(ctx, bytes * copies), x(ctx, size_t(32) * sh.K * 4), y(ctx, size_t(32) * sh.N * 4);
-      if (!w.b || !x.b || !y.b) continue;
+      kq::Args wa;  // workspace of the MMA bulk kernel at M = 32
+      wa.M = 32;
+      wa.K = sh.K;
+      wa.w_dtype = f;
+      const size_t work_bytes = kq::mma_bulk_work_bytes(wa);
+      Buf w(ctx, bytes * copies), x(ctx, size_t(32) * sh.K * 4), y(ctx, size_t(32) * sh.N * 4),
+          work(ctx, work_bytes);
+      if (!w.b || !x.b || !y.b || !work.b) continue;
       kq::launch_fill_random_blocks(f, w.ptr(), int64_t(sh.N) * copies, sh.K, 11, st);
       fill_random(x.ptr(), TC_DTYPE_F32, size_t(32) * sh.K, 12, st);
       for (int M : o.ms) {
@@ -117,6 +125,8 @@ nlohmann::json run_quant_kernel_bench(tc_context_t* ctx, const QuantKernelBenchO
         a.w = w.ptr();
         a.x = x.ptr();
         a.y = reinterpret_cast<float*>(y.ptr());
+        a.work = work.ptr();
+        a.work_bytes = work_bytes;
         // Every kernel that can serve this M (the table takes the first), so that the figures
         // say which one should come first; v1 at M = 1 only.
         for (const Kernel& k : kKernels) {

@@ -123,7 +123,8 @@ CellResult run_case(tc_context_t* ctx, tc_stream_t* stream, CublasLtPeer* peer, 
                        : tc_gemm(ctx, &d, bufs.a[i % sets], bufs.b[i % sets], bufs.c);
   };
   // Times tc's dispatch as configured now; returns the instance that ran.
-  auto time_tc = [&](double* ms, std::string* backend, std::string* instance) -> bool {
+  auto time_tc = [&](double* ms, std::string* backend, std::string* instance,
+                     double* host_us) -> bool {
     if (tc_status_t st = call_sync(0); st != TC_SUCCESS) {  // warm-up: tunes, loads modules
       r.error = fmt::format("{}: {}", tc_status_string(st), tc_last_error_message());
       return false;
@@ -136,24 +137,23 @@ CellResult run_case(tc_context_t* ctx, tc_stream_t* stream, CublasLtPeer* peer, 
     tc_context_trim(ctx);
     if (backend) *backend = tc_backend_name(tc_last_backend());
     *instance = tc_last_instance();
-    *ms = median_ms(
-        s,
-        [&](int i) {
-          const int k = i % sets;
-          return (c.batch > 1
-                      ? tc_gemm_batched_async(ctx, &bd, bufs.a[k], bufs.b[k], bufs.c, stream)
-                      : tc_gemm_async(ctx, &d, bufs.a[k], bufs.b[k], bufs.c, stream)) == TC_SUCCESS;
-        },
-        o.seconds);
+    auto call_async = [&](int i) {
+      const int k = i % sets;
+      return (c.batch > 1
+                  ? tc_gemm_batched_async(ctx, &bd, bufs.a[k], bufs.b[k], bufs.c, stream)
+                  : tc_gemm_async(ctx, &d, bufs.a[k], bufs.b[k], bufs.c, stream)) == TC_SUCCESS;
+    };
+    *ms = median_ms(s, call_async, o.seconds);
+    if (host_us) *host_us = host_us_per_call(s, call_async);
     if (tc_stream_sync(stream) != TC_SUCCESS) *ms = -1;
     return *ms > 0;
   };
-  if (!time_tc(&r.tc_ms, &r.backend, &r.instance)) return r;
+  if (!time_tc(&r.tc_ms, &r.backend, &r.instance, &r.tc_host_us)) return r;
   if (r.backend != "cuda") {  // the tuned choice is cuBLASLt: time tc's own kernels too
     LadderOnly ladder;
     std::string backend;
     double ms = -1;
-    if (time_tc(&ms, &backend, &r.own_instance) && backend == "cuda") r.own_ms = ms;
+    if (time_tc(&ms, &backend, &r.own_instance, nullptr) && backend == "cuda") r.own_ms = ms;
     if (backend != "cuda") r.own_instance.clear();
     r.error.clear();
   } else {
@@ -166,13 +166,12 @@ CellResult run_case(tc_context_t* ctx, tc_stream_t* stream, CublasLtPeer* peer, 
       r.peer_ms = -1;
     } else {
       auto* pc = tc_buffer_device_ptr(bufs.c);
-      r.peer_ms = median_ms(
-          s,
-          [&](int i) {
-            return peer->run(tc_buffer_device_ptr(bufs.a[i % sets]),
-                             tc_buffer_device_ptr(bufs.b[i % sets]), pc, s);
-          },
-          o.seconds);
+      auto call = [&](int i) {
+        return peer->run(tc_buffer_device_ptr(bufs.a[i % sets]),
+                         tc_buffer_device_ptr(bufs.b[i % sets]), pc, s);
+      };
+      r.peer_ms = median_ms(s, call, o.seconds);
+      r.peer_host_us = host_us_per_call(s, call);
       if (r.peer_ms < 0) r.peer_error = "cublasLtMatmul failed";
     }
   }

@@ -31,6 +31,9 @@ struct CellResult {
   GemmCase c;
   std::string error;
   double tc_ms = -1, own_ms = -1, peer_ms = -1;
+  // Host time to queue one call (wall clock over a burst queued behind the GPU): where it
+  // exceeds the GPU time of a call, the call rate, not the kernel, is what the cell measures.
+  double tc_host_us = -1, peer_host_us = -1;
   std::string backend, instance, own_instance, peer_error;
   uint64_t peak_bytes = 0, buffer_bytes = 0;  // steady state (after tuning)
   uint64_t tune_peak_bytes = 0;               // during the first (tuning) call

@@ -25,7 +25,8 @@ void print_table(const std::string& table, const std::vector<CellResult>& cells,
              table, unit, vs_peer ? ", cuBLASLt called directly; x = cuBLASLt time / ours" : "");
   fmt::print("{:<28} {:>8} {:<9} {:>8}", "case", "tc", "backend", "own");
   if (vs_peer) fmt::print(" {:>9} {:>6} {:>6}", "cuBLASLt", "x tc", "x own");
-  fmt::print(" {:>9}  {}\n", "peak MiB", "instance (tc; own when different)");
+  fmt::print(" {:>9} {:>11}  {}\n", "peak MiB", "host us/call",
+             "instance (tc; own when different)");
   uint64_t peak = 0, tune_peak = 0;
   const CellResult* largest = nullptr;
   for (const CellResult& r : cells) {
@@ -41,7 +42,12 @@ void print_table(const std::string& table, const std::vector<CellResult>& cells,
     std::string inst = r.instance;
     if (!r.own_instance.empty() && r.own_instance != r.instance) inst += " ; " + r.own_instance;
     if (vs_peer && r.peer_ms < 0 && !r.peer_error.empty()) inst += " (peer: " + r.peer_error + ")";
-    fmt::print(" {:>9.1f}  {}\n", r.peak_bytes / double(1 << 20), inst);
+    const std::string host =
+        r.tc_host_us > 0 ? fmt::format("{:.1f}/{}", r.tc_host_us,
+                                       r.peer_host_us > 0 ? fmt::format("{:.1f}", r.peer_host_us)
+                                                          : std::string("-"))
+                         : std::string("-");
+    fmt::print(" {:>9.1f} {:>11}  {}\n", r.peak_bytes / double(1 << 20), host, inst);
     if (r.peak_bytes > peak) peak = r.peak_bytes, largest = &r;
     tune_peak = std::max(tune_peak, r.tune_peak_bytes);
   }
@@ -79,6 +85,8 @@ nlohmann::json cell_json(const CellResult& r) {
             {"peer", v(r.value(r.peer_ms))},
             {"ratio", r.tc_ms > 0 && r.peer_ms > 0 ? v(r.peer_ms / r.tc_ms) : nullptr},
             {"own_ratio", r.own_ms > 0 && r.peer_ms > 0 ? v(r.peer_ms / r.own_ms) : nullptr},
+            {"tc_host_us_per_call", v(r.tc_host_us)},
+            {"peer_host_us_per_call", v(r.peer_host_us)},
             {"peak_device_bytes", r.peak_bytes},
             {"tune_peak_device_bytes", r.tune_peak_bytes},
             {"buffer_bytes", r.buffer_bytes},

@@ -1,6 +1,7 @@
 #include "gpu_timer.h"
 
 #include <algorithm>
+#include <chrono>
 #include <vector>
 
 namespace tc::bench {
@@ -45,6 +46,17 @@ double median_ms(cudaStream_t stream, const std::function<bool(int)>& launch, do
   cudaEventDestroy(e0);
   cudaEventDestroy(e1);
   return result;
+}
+
+double host_us_per_call(cudaStream_t stream, const std::function<bool(int)>& launch) {
+  constexpr int kCalls = 200;  // well inside the launch queue's depth
+  if (cudaStreamSynchronize(stream) != cudaSuccess) return -1;
+  const auto t0 = std::chrono::steady_clock::now();
+  bool ok = true;
+  for (int i = 0; i < kCalls && ok; ++i) ok = launch(i);
+  const auto t1 = std::chrono::steady_clock::now();
+  if (cudaStreamSynchronize(stream) != cudaSuccess || !ok) return -1;
+  return std::chrono::duration<double, std::micro>(t1 - t0).count() / kCalls;
 }
 
 }  // namespace tc::bench

@@ -20,4 +20,9 @@ cudaError_t fill_random(void* p, tc_dtype_t t, size_t count, uint64_t seed, cuda
 // `min_seconds` of GPU time was measured. Returns -1 when a launch fails.
 double median_ms(cudaStream_t stream, const std::function<bool(int)>& launch, double min_seconds);
 
+// Host microseconds to queue one `launch(i)`: a burst of calls timed with the wall clock after
+// the stream drained (the GPU queue absorbs them), then the stream is drained again. -1 when a
+// launch fails.
+double host_us_per_call(cudaStream_t stream, const std::function<bool(int)>& launch);
+
 }  // namespace tc::bench

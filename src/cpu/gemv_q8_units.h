@@ -79,20 +79,19 @@ struct Q4_0 {
     }
     w.d = fp16x8(p, kBlockBytes);
   }
-  TC_AVX2 static void dot(const W& w, const int8_t* y, const float* dy, const int32_t* ysum,
-                          __m256& acc) {
+  TC_AVX2 static void dot(const W& w, const ActGroup& x, __m256& acc) {
     const __m256i ones = _mm256_set1_epi16(1);
     __m256i s[4];
     for (int i = 0; i < 4; ++i) {
       const __m256i p =
-          _mm256_add_epi16(_mm256_maddubs_epi16(w.q[2 * i], load256(y + 64 * i)),
-                           _mm256_maddubs_epi16(w.q[2 * i + 1], load256(y + 64 * i + 32)));
+          _mm256_add_epi16(_mm256_maddubs_epi16(w.q[2 * i], load256(x.y + 64 * i)),
+                           _mm256_maddubs_epi16(w.q[2 * i + 1], load256(x.y + 64 * i + 32)));
       s[i] = _mm256_madd_epi16(p, ones);
     }
     // Lane 0 holds blocks 0..3, lane 1 blocks 4..7: element order.
     const __m256i t =
-        _mm256_sub_epi32(tree4(s[0], s[1], s[2], s[3]), _mm256_slli_epi32(load256(ysum), 3));
-    acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(t), _mm256_mul_ps(w.d, _mm256_loadu_ps(dy)), acc);
+        _mm256_sub_epi32(tree4(s[0], s[1], s[2], s[3]), _mm256_slli_epi32(load256(x.sum), 3));
+    acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(t), _mm256_mul_ps(w.d, _mm256_loadu_ps(x.d)), acc);
   }
 };
 
@@ -113,22 +112,24 @@ struct Q8_0 {
     }
     w.d = fp16x8(p, kBlockBytes);
   }
-  TC_AVX2 static void dot(const W& w, const int8_t* y, const float* dy, const int32_t*,
-                          __m256& acc) {
+  TC_AVX2 static void dot(const W& w, const ActGroup& x, __m256& acc) {
     const __m256i ones = _mm256_set1_epi16(1);
     __m256i s[8];
     for (int b = 0; b < 8; ++b) {
-      const __m256i yv = _mm256_sign_epi8(load256(y + 32 * b), w.q[b]);
+      const __m256i yv = _mm256_sign_epi8(load256(x.y + 32 * b), w.q[b]);
       s[b] = _mm256_madd_epi16(_mm256_maddubs_epi16(w.aq[b], yv), ones);
     }
-    acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(reduce8(s)), _mm256_mul_ps(w.d, _mm256_loadu_ps(dy)),
+    acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(reduce8(s)), _mm256_mul_ps(w.d, _mm256_loadu_ps(x.d)),
                           acc);
   }
 };
 
 // Q4_K: one super-block; chunk c's low nibbles are sub-block 2c, its high nibbles 2c+1, each
-// in element order. Sub-block j contributes d*sc_j*dy_j*S_j - dmin*m_j*dy_j*Y_j, S_j the
-// integer dot and Y_j the sum of its codes: one FMA each per 8 sub-blocks.
+// in element order. Sub-block j contributes d*sc_j*dy_j*S_j - dmin*m_j*(dy_j*Y_j), S_j the
+// integer dot and dy_j*Y_j the activation block's value sum (ActGroup::dsum): one FMA each
+// per 8 sub-blocks. The maddubs products of sub-blocks 2c and 2c+1 (|lane| <= 2*15*127) are
+// interleaved 32 bits at a time and added in int16 before one madd, which halves the madds
+// and the first level of the reduction tree.
 struct Q4_K {
   static constexpr ActLayout kLayout = ActLayout::natural;
   static constexpr int kBlockBytes = sizeof(quant::BlockQ4_K);
@@ -140,15 +141,15 @@ struct Q4_K {
   };
   // The 8 scales and 8 mins as bytes 0..7 and 8..15 (ggml's get_scale_min_k4 on 32-bit words).
   TC_AVX2 static __m128i scales_mins(const uint8_t* packed) {
-    uint32_t u[4];
-    std::memcpy(u, packed, 12);
+    uint64_t u01;
+    uint32_t u2;
+    std::memcpy(&u01, packed, 8);
+    std::memcpy(&u2, packed + 8, 4);
+    const auto u0 = static_cast<uint32_t>(u01), u1 = static_cast<uint32_t>(u01 >> 32);
     constexpr uint32_t k1 = 0x3f3f3f3f, k2 = 0x0f0f0f0f, k3 = 0x03030303;
-    u[3] = ((u[2] >> 4) & k2) | (((u[1] >> 6) & k3) << 4);
-    const uint32_t mins_lo = u[1] & k1;
-    u[1] = (u[2] & k2) | (((u[0] >> 6) & k3) << 4);
-    u[2] = mins_lo;
-    u[0] &= k1;
-    const uint64_t sc = u[0] | uint64_t{u[1]} << 32, mn = u[2] | uint64_t{u[3]} << 32;
+    const uint32_t sc_lo = u0 & k1, sc_hi = (u2 & k2) | (((u0 >> 6) & k3) << 4);
+    const uint32_t mn_lo = u1 & k1, mn_hi = ((u2 >> 4) & k2) | (((u1 >> 6) & k3) << 4);
+    const uint64_t sc = sc_lo | uint64_t{sc_hi} << 32, mn = mn_lo | uint64_t{mn_hi} << 32;
     return _mm_insert_epi64(_mm_cvtsi64_si128(static_cast<int64_t>(sc)), static_cast<int64_t>(mn),
                             1);
   }
@@ -160,22 +161,32 @@ struct Q4_K {
       w.q[2 * c] = _mm256_and_si256(v, m4);
       w.q[2 * c + 1] = _mm256_and_si256(_mm256_srli_epi16(v, 4), m4);
     }
+    uint32_t d_dmin;
+    std::memcpy(&d_dmin, p, 4);
+    const __m128 dd = _mm_cvtph_ps(_mm_cvtsi32_si128(static_cast<int>(d_dmin)));  // d, dmin
     const __m128i sm = scales_mins(b->scales);
-    w.dsc = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(sm)),
-                          _mm256_set1_ps(_cvtsh_ss(b->d)));
+    w.dsc = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(sm)), _mm256_broadcastss_ps(dd));
     w.dmn = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_srli_si128(sm, 8))),
-                          _mm256_set1_ps(_cvtsh_ss(b->dmin)));
+                          _mm256_broadcastss_ps(_mm_movehdup_ps(dd)));
   }
-  TC_AVX2 static void dot(const W& w, const int8_t* y, const float* dy, const int32_t* ysum,
-                          __m256& acc) {
+  TC_AVX2 static void dot(const W& w, const ActGroup& x, __m256& acc) {
     const __m256i ones = _mm256_set1_epi16(1);
-    __m256i s[8];
-    for (int j = 0; j < 8; ++j) {
-      s[j] = _mm256_madd_epi16(_mm256_maddubs_epi16(w.q[j], load256(y + 32 * j)), ones);
+    __m256i q[4];  // chunk c, per lane: [S_2c, S_2c+1, S_2c, S_2c+1] partials
+    for (int c = 0; c < 4; ++c) {
+      const __m256i lo = _mm256_maddubs_epi16(w.q[2 * c], load256(x.y + 64 * c));
+      const __m256i hi = _mm256_maddubs_epi16(w.q[2 * c + 1], load256(x.y + 64 * c + 32));
+      q[c] = _mm256_madd_epi16(
+          _mm256_add_epi16(_mm256_unpacklo_epi32(lo, hi), _mm256_unpackhi_epi32(lo, hi)), ones);
     }
-    const __m256 dyv = _mm256_loadu_ps(dy);
-    acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(reduce8(s)), _mm256_mul_ps(w.dsc, dyv), acc);
-    acc = _mm256_fnmadd_ps(_mm256_mul_ps(w.dmn, dyv), _mm256_cvtepi32_ps(load256(ysum)), acc);
+    // Per lane [S_0..S_3] and [S_4..S_7] partials, then the two lanes added: element order.
+    const __m256i a = _mm256_add_epi32(_mm256_unpacklo_epi64(q[0], q[1]),
+                                       _mm256_unpackhi_epi64(q[0], q[1]));
+    const __m256i b = _mm256_add_epi32(_mm256_unpacklo_epi64(q[2], q[3]),
+                                       _mm256_unpackhi_epi64(q[2], q[3]));
+    const __m256i s = _mm256_add_epi32(_mm256_permute2x128_si256(a, b, 0x20),
+                                       _mm256_permute2x128_si256(a, b, 0x31));
+    acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s), _mm256_mul_ps(w.dsc, _mm256_loadu_ps(x.d)), acc);
+    acc = _mm256_fnmadd_ps(w.dmn, _mm256_loadu_ps(x.dsum), acc);
   }
 };
 

@@ -23,7 +23,7 @@ TC_AVX2 inline void group(const uint8_t* gw, int64_t g, const ActQ8& a, __m256 a
   typename U::W wv;
   U::load(gw, wv);
   for (int m = 0; m < M; ++m) {
-    U::dot(wv, a.codes(m, 8 * g), a.scales(m, 8 * g), a.sums(m, 8 * g), acc[m]);
+    U::dot(wv, a.group(m, g), acc[m]);
   }
 }
 

@@ -19,17 +19,26 @@ enum class ActLayout {
   q4_0_pairs,
 };
 
-// Per row m: qs[m*nbp*32 ..] the codes; d[m*nbp + b] the f32 scale of block b (element order,
-// whatever the layout); sum[m*nbp + b] the sum of block b's codes (for Q4_0's -8 offset and
-// Q4_K's mins).
+// The activations of one group of 8 blocks (256 values) of one row.
+struct ActGroup {
+  const int8_t* y;     // 256 codes in the layout's order
+  const float* d;      // 8 block scales
+  const int32_t* sum;  // 8 sums of the blocks' codes (Q4_0's -8 offset)
+  const float* dsum;   // 8 sums of the blocks' values, d * sum (Q4_K's mins)
+};
+
+// Per row m and block b (element order, whatever the layout of the codes): d, sum and dsum at
+// [m*nbp + b]; the codes at qs[(m*nbp + b)*32].
 struct ActQ8 {
   int64_t nbp = 0;  // 32-value blocks per row, padded to a multiple of 8
   std::vector<int8_t> qs;
   std::vector<float> d;
   std::vector<int32_t> sum;
-  const int8_t* codes(int m, int64_t block) const { return &qs[(m * nbp + block) * 32]; }
-  const float* scales(int m, int64_t block) const { return &d[m * nbp + block]; }
-  const int32_t* sums(int m, int64_t block) const { return &sum[m * nbp + block]; }
+  std::vector<float> dsum;
+  ActGroup group(int m, int64_t g) const {
+    const int64_t b = m * nbp + 8 * g;
+    return {&qs[b * 32], &d[b], &sum[b], &dsum[b]};
+  }
 };
 
 // d = max|x|/127 per 32 values, codes rounded to nearest even, in [-127, 127]. Requires AVX2.

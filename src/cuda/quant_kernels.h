@@ -33,6 +33,10 @@ struct Args {
   // W must not be written by that kernel (X and Y are waited for). The decode benchmark sets
   // it; the public calls do not.
   bool pdl = false;
+  // Device scratch for kernels that stage X in another form (launch_mma_bulk: X quantized to
+  // int8); mma_bulk_work_bytes() says how much. The kernels decline when it is missing.
+  void* work = nullptr;
+  size_t work_bytes = 0;
 };
 
 // v1: the simple first kernel; every format (I8 too), every M. One CTA per output row and
@@ -74,6 +78,14 @@ TC_QUANT_LAUNCH tc_status_t launch_gemv_q8(const Args& a, void* stream);
 TC_QUANT_LAUNCH bool mma_supports(const Args& a, std::string& why);
 TC_QUANT_LAUNCH tc_status_t launch_mma(const Args& a, void* stream);
 
+// Batched decode, M <= 32, 8-bit activations, Q4_0 / Q8_0 / Q4_K with K % 256 == 0: X is
+// quantized to int8 into a.work (a first small kernel), then int8 tensor cores (mma.sync
+// m16n8k32) on weights streamed by 1-D bulk copies, each weight byte read once for the whole
+// batch (quant_mma_bulk.cu). Declines when X does not fit in shared memory (M K too large).
+TC_QUANT_LAUNCH size_t mma_bulk_work_bytes(const Args& a);
+TC_QUANT_LAUNCH bool mma_bulk_supports(const Args& a, std::string& why);
+TC_QUANT_LAUNCH tc_status_t launch_mma_bulk(const Args& a, void* stream);
+
 // Int8 weights with an f32 scale per row, M <= 8: one warp per row, 16-byte weight loads.
 TC_QUANT_LAUNCH bool i8_gemv_supports(const Args& a, std::string& why);
 TC_QUANT_LAUNCH tc_status_t launch_i8_gemv(const Args& a, void* stream);
@@ -83,9 +95,10 @@ TC_QUANT_LAUNCH tc_status_t launch_i8_gemv(const Args& a, void* stream);
 TC_QUANT_LAUNCH tc_status_t launch_dequant_w(const Args& a, bool to_f16, void* out, void* stream);
 TC_QUANT_LAUNCH tc_status_t launch_convert_x(const Args& a, bool to_f16, void* out, void* stream);
 
-// The decode kernel the table's CUDA rows would pick for `a` (M <= 32): the q8 GEMV when
-// a.act8, else the staged or plain f32 GEMV where they serve, else the MMA batch kernel, else
-// v1; `name` (optional) gets the row's name.
+// The decode kernel the table's CUDA rows would pick for `a` (M <= 32): when a.act8 the MMA
+// bulk kernel (M > 1, a.work given), the bulk GEMV, the staged or plain q8 GEMV; else the
+// staged or plain f32 GEMV where they serve, else the MMA batch kernel, else v1; `name`
+// (optional) gets the row's name.
 TC_QUANT_LAUNCH tc_status_t launch_decode(const Args& a, void* stream, const char** name);
 
 // Benchmark data: `rows` rows of `k` weights of a block format with random quants and fp16

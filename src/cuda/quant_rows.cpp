@@ -81,10 +81,35 @@ tc_status_t prefill(const tc::quant::MatmulProblem& p, bool f16) {
 
 }  // namespace
 
+// The MMA bulk kernel's checks with a stand-in workspace (run() allocates the real one).
+bool mma_bulk_fits(const tc::quant::MatmulProblem& p, std::string& why) {
+  kq::Args a = args(p);
+  a.work = reinterpret_cast<void*>(uintptr_t(256));
+  a.work_bytes = kq::mma_bulk_work_bytes(a);
+  return kq::mma_bulk_supports(a, why);
+}
+
 bool gemv_bulk_can_run(const tc::quant::MatmulProblem& p, std::string& why) {
   if (!on_cuda(p, why)) return false;
   if (!p.d.quantize_activations) return (why = "activations must stay f32", false);
+  std::string ignored;
+  if (p.d.M > 1 && mma_bulk_fits(p, ignored)) return (why = "M > 1: the MMA bulk row", false);
   return kq::gemv_bulk_supports(args(p), why);
+}
+
+bool mma_bulk_can_run(const tc::quant::MatmulProblem& p, std::string& why) {
+  if (!on_cuda(p, why)) return false;
+  if (!p.d.quantize_activations) return (why = "activations must stay f32", false);
+  if (p.d.M < 2) return (why = "M = 1: the bulk GEMV row", false);
+  return mma_bulk_fits(p, why);
+}
+tc_status_t mma_bulk_run(const tc::quant::MatmulProblem& p) {
+  kq::Args a = args(p);
+  a.work_bytes = kq::mma_bulk_work_bytes(a);
+  Scratch work{p.ctx, p.stream};
+  TC_TRY(p.ctx->impl->alloc(a.work_bytes, &work.ptr));
+  a.work = work.ptr;
+  return kq::launch_mma_bulk(a, p.stream);
 }
 tc_status_t gemv_bulk_run(const tc::quant::MatmulProblem& p) {
   return kq::launch_gemv_bulk(args(p), p.stream);
