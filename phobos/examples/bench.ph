@@ -32,7 +32,7 @@ kernel hgemm_big(A: tensor<f16>[M, K], B: tensor<f16>[K, N], C: tensor<f16>[M, N
 // No @aligned: any shape (1000^3 is not a multiple of the tiles).
 @tensorcore
 @pipeline
-@autotune(BM in [64, 128], BN in [64, 128], BK in [32], T in [128, 256])
+@autotune(BM in [64, 128], BN in [64, 128], BK in [32, 64], T in [128, 256])
 @launch(T)
 kernel hgemm_any(A: tensor<f16>[M, K], B: tensor<f16>[K, N], C: tensor<f16>[M, N]) {
   let m0 = ctx.block.x * BM
