@@ -191,8 +191,7 @@ nlohmann::json run_decode_bench(tc_context_t* ctx, const DecodeBenchOptions& o) 
       for (bool act8 : {false, true}) {
         std::set<std::string> kernels;
         const double ms = time_step(s, f, batch, act8, static_cast<const float*>(x.ptr()),
-                                    static_cast<float*>(y.ptr()), work, st, o.seconds,
-                                    &kernels);
+                                    static_cast<float*>(y.ptr()), work, st, o.seconds, &kernels);
         const double gbps = ms > 0 ? double(s.weight_bytes) / (ms * 1e-3) / 1e9 : 0;
         const double tok = ms > 0 ? batch * 1e3 / ms : 0.0;
         std::string ks;

@@ -1,8 +1,9 @@
 // Each decode launcher of src/cuda/quant_kernels.h on its own, queued on a stream, against
 // float64 of the dequantized weights, with Y poisoned (NaN) before every launch. The dispatch
 // table reaches only the fastest row per shape, so the rows it shadows (the staged GEMVs behind
-// the bulk GEMV) and the bulk kernels' edge cases (tail tiles, ring wrap-around, every M,
-// programmatic dependent launch back to back) are checked here. Skips without a CUDA device.
+// the bulk GEMV and the int8 MMA) and the bulk kernels' edge cases (tail tiles and passes, ring
+// wrap-around, every M, programmatic dependent launch back to back) are checked here. Skips
+// without a CUDA device.
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
@@ -27,6 +28,7 @@ struct Launcher {
 
 const Launcher kLaunchers[] = {
     {"bulk_q8", kq::gemv_bulk_supports, kq::launch_gemv_bulk, true},
+    {"mma_bulk_q8", kq::mma_bulk_supports, kq::launch_mma_bulk, true},
     {"staged_q8", kq::gemv_staged_q8_supports, kq::launch_gemv_staged_q8, true},
     {"gemv_q8", kq::gemv_q8_supports, kq::launch_gemv_q8, true},
     {"staged_f32", kq::gemv_staged_supports, kq::launch_gemv_staged, false},
@@ -54,6 +56,7 @@ std::vector<Case> cases() {
   // Many tiles per CTA: the ring's slots are reused several times (barrier parity wraps).
   out.push_back({TC_DTYPE_Q4_0, 1, 40009, 256});
   out.push_back({TC_DTYPE_Q4_K, 2, 20011, 256});
+  out.push_back({TC_DTYPE_Q4_0, 32, 1001, 2048});  // MMA: 4 column tiles, a partial pass
   return out;
 }
 
@@ -79,8 +82,15 @@ TEST(QuantCudaLaunchers, EveryLauncherMatchesFloat64) {
     ASSERT_EQ(cudaMemcpy(w.p, wt.bytes.data(), wt.bytes.size(), cudaMemcpyHostToDevice),
               cudaSuccess);
     ASSERT_EQ(cudaMemcpy(x.p, a.data(), a.bytes(), cudaMemcpyHostToDevice), cudaSuccess);
+    kq::Args wa;  // the MMA bulk kernel's workspace (X as int8)
+    wa.M = c.M;
+    wa.K = c.K;
+    wa.w_dtype = c.w;
+    DevMem work(kq::mma_bulk_work_bytes(wa));
     for (const Launcher& l : kLaunchers) {
       kq::Args args;
+      args.work = work.p;
+      args.work_bytes = kq::mma_bulk_work_bytes(wa);
       args.M = c.M;
       args.N = c.N;
       args.K = c.K;

@@ -1,0 +1,386 @@
+// Batched decode, M <= 32, 8-bit activations: int8 tensor cores (mma.sync m16n8k32 s8) on
+// weights streamed by 1-D bulk copies (quant_kernels.h: launch_mma_bulk).
+//
+// Two kernels. The first quantizes X per 32 to int8 (scale amax / 127, as every q8 row) into
+// the caller's workspace: int8 rows [M][K] and per block and column {d, sum} [K/32][8 NT]. The
+// second, a persistent grid of one CTA per SM, copies that once into shared memory and streams
+// its range of 32-row passes through a ring of stages (32 rows x a K chunk, one bulk copy per
+// row, rows padded to an odd multiple of 16 bytes so the 8 row groups of a fragment load fall
+// on distinct banks). Warps 0-3 take rows 0-15 of a pass, warps 4-7 rows 16-31, and the four
+// warps of a group split the units of each chunk; at the end of a pass their sums meet in
+// shared memory. Per 32-element block the MMA gets the block's raw quants as int8 (Q4 nibbles
+// 0..15, Q8_0 bytes): A = 16 weight rows x 32 k, B = 32 k x 8 activation rows; the int32 result
+// is scaled per (row, column) by d_w * d_x, Q4_0's -8 and Q4_K's mins go through the x sums.
+// Each weight byte is read once for the whole batch, so batch 8 moves nearly the bytes of
+// batch 1. The main kernel always uses programmatic dependent launch: its weight stream starts
+// while the quantize kernel runs (it never writes W); X waits for it.
+#include <cuda_runtime.h>
+
+#include <algorithm>
+
+#include "cuda/gemv_quant_units.cuh"
+#include "cuda/quant_bulk.cuh"
+#include "cuda/quant_launch.cuh"
+
+namespace tc::cuda::quant {
+namespace {
+
+constexpr int kCW = 8;  // consumer warps; one more warp is the producer
+constexpr int kThreads = (kCW + 1) * 32;
+constexpr int kPassRows = 32;
+constexpr int kMaxStages = 8;
+constexpr size_t kSmemCap = 220 * 1024;
+constexpr size_t kHead = 256;  // barriers
+constexpr uint32_t kM4 = 0x0F0F0F0Fu;
+
+// A unit is 64 weights of a row: two Q4_0 / Q8_0 blocks, a quarter of a Q4_K super-block.
+__host__ __device__ constexpr int unit_bytes(int fmt) {
+  return fmt == kQ8_0 ? 68 : 36;
+}
+__host__ __device__ constexpr int units_per_chunk(int fmt) {
+  return fmt == kQ8_0 ? 8 : 16;
+}
+
+struct Geo {
+  int NT = 1, S = 0;
+  uint32_t chunk = 0, stride = 0;  // bytes of a row's chunk, and its padded slot
+  size_t xs = 0, meta = 0, red = 0, smem = 0, work = 0;
+};
+
+Geo geometry(const Args& a) {
+  Geo g;
+  const int fmt = format_code(a.w_dtype);
+  g.NT = a.M <= 8 ? 1 : a.M <= 16 ? 2 : 4;
+  g.chunk = uint32_t(units_per_chunk(fmt) * unit_bytes(fmt));
+  g.stride = g.chunk + ((g.chunk / 16) % 2 == 0 ? 16 : 0);  // an odd number of 16-byte lines
+  g.xs = size_t(8 * g.NT) * (size_t(a.K) + 16);
+  g.meta = size_t(a.K / 32) * 8 * g.NT * 8;
+  g.red = size_t(kCW) * g.NT * 4 * 32 * 4;
+  const size_t fixed = kHead + g.xs + g.meta + g.red;
+  const size_t stage = size_t(kPassRows) * g.stride;
+  g.S = fixed < kSmemCap ? int(std::min<size_t>(kMaxStages, (kSmemCap - fixed) / stage)) : 0;
+  g.smem = fixed + g.S * stage;
+  g.work = size_t(a.M) * a.K + g.meta;
+  return g;
+}
+
+__device__ __forceinline__ void mma_s8(int* c, uint32_t a0, uint32_t a1, uint32_t a2, uint32_t a3,
+                                       uint32_t b0, uint32_t b1) {
+  asm volatile(
+      "mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+      "{%10,%11,%12,%13};"
+      : "=r"(c[0]), "=r"(c[1]), "=r"(c[2]), "=r"(c[3])
+      : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1), "r"(0), "r"(0), "r"(0), "r"(0));
+}
+
+__device__ __forceinline__ uint32_t ld32(const uint8_t* p) {
+  return *reinterpret_cast<const uint32_t*>(p);
+}
+
+// One 32-element block of the unit for both rows of this lane (g: r = 0, g + 8: r = 1): the
+// A fragment (a0 = row g k 4t.., a1 = row g+8, a2 / a3 the same at k 16 + 4t) and the row
+// scales (Q4_K: d * sc and dmin * m).
+struct BlockA {
+  uint32_t a[4];
+  float d[2], mn[2];
+};
+
+// The unit's two blocks for the lane's rows, decoded from the stage (rows g and g + 8 at `r0`
+// and r0 + 8 stride).
+template <int FMT>
+__device__ __forceinline__ void load_unit(const uint8_t* r0, uint32_t stride, int u, int t,
+                                          BlockA* blk) {
+#pragma unroll
+  for (int r = 0; r < 2; ++r) {
+    const uint8_t* p = r0 + r * 8 * stride;
+    if constexpr (FMT == kQ4_0) {  // bytes 0-1 d, 2-17 qs; 18-19 d, 20-35 qs
+      const uint8_t* q = p + 36 * u;
+      const uint32_t w0 = ld32(q), w4 = ld32(q + 16);
+      const uint32_t qa = __funnelshift_r(ld32(q + 4 * t), ld32(q + 4 * t + 4), 16);
+      const uint32_t qb = ld32(q + 20 + 4 * t);
+      blk[0].d[r] = h2f(uint16_t(w0));
+      blk[1].d[r] = h2f(uint16_t(w4 >> 16));
+      blk[0].a[r] = qa & kM4;             // elements 4t.. are low nibbles of qs[4t..]
+      blk[0].a[2 + r] = (qa >> 4) & kM4;  // elements 16 + 4t.. the high ones
+      blk[1].a[r] = qb & kM4;
+      blk[1].a[2 + r] = (qb >> 4) & kM4;
+      blk[0].mn[r] = blk[1].mn[r] = 0.0f;
+    } else if constexpr (FMT == kQ8_0) {  // bytes 0-1 d, 2-33 qs; 34-35 d, 36-67 qs
+      const uint8_t* q = p + 68 * u;
+      const uint32_t w0 = ld32(q), w8 = ld32(q + 32);
+      blk[0].d[r] = h2f(uint16_t(w0));
+      blk[1].d[r] = h2f(uint16_t(w8 >> 16));
+      blk[0].a[r] = __funnelshift_r(ld32(q + 4 * t), ld32(q + 4 * t + 4), 16);
+      blk[0].a[2 + r] = __funnelshift_r(ld32(q + 16 + 4 * t), ld32(q + 20 + 4 * t), 16);
+      blk[1].a[r] = ld32(q + 36 + 4 * t);
+      blk[1].a[2 + r] = ld32(q + 52 + 4 * t);
+      blk[0].mn[r] = blk[1].mn[r] = 0.0f;
+    } else {  // Q4_K: super-block u / 4 of the chunk, quant bytes 32c.. (c = u % 4)
+      const uint8_t* b = p + 144 * (u >> 2);
+      const int c = u & 3;
+      const uint4 head = *reinterpret_cast<const uint4*>(b);
+      const uint32_t w0 = ld32(b + 16 + 32 * c + 4 * t), w1 = ld32(b + 32 + 32 * c + 4 * t);
+      const float d = h2f(uint16_t(head.x)), dmin = h2f(uint16_t(head.x >> 16));
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {  // sub-block 2c + h: nibble h of the chunk's bytes
+        int sc, mn;
+        q4k_scale_min_words(2 * c + h, head.y, head.z, head.w, &sc, &mn);
+        blk[h].d[r] = d * float(sc);
+        blk[h].mn[r] = dmin * float(mn);
+        blk[h].a[r] = (w0 >> (4 * h)) & kM4;
+        blk[h].a[2 + r] = (w1 >> (4 * h)) & kM4;
+      }
+    }
+  }
+}
+
+// Quantizes X (M rows) per 32 into the workspace: int8 [M][K], then {d, sum} [K/32][8 NT]
+// (zero for the columns M .. 8 NT - 1, which the MMA computes and nobody reads).
+__global__ void quantize_x_kernel(const float* __restrict__ X, int8_t* __restrict__ xq,
+                                  int2* __restrict__ meta, int M, int K, int cols) {
+  bulk::grid_wait();  // X is the previous grid's output
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  const int g = i / cols, n = i % cols;
+  if (g < K / 32) {
+    if (n >= M) {
+      meta[i] = make_int2(0, 0);
+    } else {
+      const float4* src = reinterpret_cast<const float4*>(X + size_t(n) * K + 32 * g);
+      float4 v[8];
+      float amax = 0.0f;
+#pragma unroll
+      for (int j = 0; j < 8; ++j) {
+        v[j] = __ldg(src + j);
+        amax = fmaxf(
+            amax, fmaxf(fmaxf(fabsf(v[j].x), fabsf(v[j].y)), fmaxf(fabsf(v[j].z), fabsf(v[j].w))));
+      }
+      const float id = amax > 0.0f ? 127.0f / amax : 0.0f;
+      int w[8], sum = 0;
+#pragma unroll
+      for (int j = 0; j < 8; ++j) {
+        const int q0 = __float2int_rn(v[j].x * id), q1 = __float2int_rn(v[j].y * id);
+        const int q2 = __float2int_rn(v[j].z * id), q3 = __float2int_rn(v[j].w * id);
+        sum += q0 + q1 + q2 + q3;
+        w[j] =
+            int((q0 & 255) | ((q1 & 255) << 8) | ((q2 & 255) << 16) | (uint32_t(q3 & 255) << 24));
+      }
+      int4* dst = reinterpret_cast<int4*>(xq + size_t(n) * K + 32 * g);
+      dst[0] = make_int4(w[0], w[1], w[2], w[3]);
+      dst[1] = make_int4(w[4], w[5], w[6], w[7]);
+      meta[i] = make_int2(__float_as_int(amax / 127.0f), sum);
+    }
+  }
+  bulk::grid_launch_dependents();
+}
+
+template <int FMT, int NT>
+__global__ void __launch_bounds__(kThreads, 1)
+    mma_bulk_kernel(const uint8_t* __restrict__ W, const int8_t* __restrict__ xq_g,
+                    const int2* __restrict__ meta_g, float* __restrict__ Y, int M, int N, int K,
+                    uint32_t rb, uint32_t stride, int S) {
+  constexpr int UC = units_per_chunk(FMT), UB = unit_bytes(FMT), COLS = 8 * NT;
+  extern __shared__ __align__(128) uint8_t smem[];
+  uint64_t* full = reinterpret_cast<uint64_t*>(smem);
+  uint64_t* empty = full + kMaxStages;
+  uint64_t* xbar = empty + kMaxStages;
+  const int U = K / 64, G = K / 32, XS = K + 16;
+  int8_t* xs = reinterpret_cast<int8_t*>(smem + kHead);            // [COLS][XS]
+  int2* meta = reinterpret_cast<int2*>(xs + size_t(COLS) * XS);    // [G][COLS]
+  float* red = reinterpret_cast<float*>(meta + size_t(G) * COLS);  // [kCW][NT * 4][32]
+  uint8_t* ring = reinterpret_cast<uint8_t*>(red + kCW * NT * 4 * 32);
+  const uint32_t stage = kPassRows * stride;
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  const int CH = (U + UC - 1) / UC;  // chunks (stages) per pass
+  const int64_t passes = (int64_t(N) + kPassRows - 1) / kPassRows;
+  const int p0 = int(passes * blockIdx.x / gridDim.x);
+  const int my = (int(passes * (blockIdx.x + 1) / gridDim.x) - p0) * CH;
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < S; ++s) {
+      bulk::bar_init(&full[s], 1);
+      bulk::bar_init(&empty[s], kCW);
+    }
+    bulk::bar_init(xbar, 1);
+    bulk::fence_barrier_init();
+  }
+  __syncthreads();
+  bulk::grid_launch_dependents();
+  if (warp == kCW) {  // producer warp: lane r copies row r of each stage
+    const int first = min(S, my);
+    for (int s = 0; s < my; ++s) {
+      const int slot = s % S;
+      if (s >= S && lane == 0) bulk::bar_wait(&empty[slot], uint32_t((s / S - 1) & 1));
+      const int64_t row0 = int64_t(p0 + s / CH) * kPassRows;
+      const int rows = int(N - row0 < kPassRows ? N - row0 : kPassRows);
+      const int u0 = (s % CH) * UC;
+      const uint32_t bytes = uint32_t(min(UC, U - u0) * UB);
+      if (lane == 0) bulk::bar_expect_tx(&full[slot], bytes * rows);
+      __syncwarp();
+      if (lane < rows)
+        bulk::copy(ring + slot * stage + lane * stride, W + (row0 + lane) * rb + size_t(u0) * UB,
+                   bytes, &full[slot]);
+      if (s == first - 1) {  // the weights are in flight; X is the quantize kernel's output
+        bulk::grid_wait();
+        const uint32_t mbytes = uint32_t(G) * COLS * 8;
+        if (lane == 0) bulk::bar_expect_tx(xbar, uint32_t(M) * K + mbytes);
+        __syncwarp();
+        if (lane < M) bulk::copy(xs + size_t(lane) * XS, xq_g + size_t(lane) * K, K, xbar);
+        if (lane == 0) bulk::copy(meta, meta_g, mbytes, xbar);
+      }
+    }
+    return;
+  }
+  bulk::grid_wait();  // Y: the previous grids are done before any write
+  const int rg = warp / 4, wk = warp % 4, g = lane / 4, t = lane % 4;
+  float acc[NT][4] = {};
+  bulk::bar_wait(xbar, 0);
+  for (int s = 0; s < my; ++s) {
+    const int slot = s % S, ch = s % CH;
+    bulk::bar_wait(&full[slot], uint32_t((s / S) & 1));
+    const int u0 = ch * UC, uc = min(UC, U - u0);
+    const uint8_t* r0 = ring + slot * stage + (16 * rg + g) * stride;
+    for (int u = wk; u < uc; u += 4) {
+      BlockA blk[2];
+      load_unit<FMT>(r0, stride, u, t, blk);
+      const int ug = u0 + u;
+#pragma unroll
+      for (int nt = 0; nt < NT; ++nt) {
+        const int8_t* xr = xs + size_t(8 * nt + g) * XS + 64 * ug + 4 * t;
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          const uint32_t b0 = ld32(reinterpret_cast<const uint8_t*>(xr + 32 * h));
+          const uint32_t b1 = ld32(reinterpret_cast<const uint8_t*>(xr + 32 * h + 16));
+          // {d, sum} of columns 2t and 2t + 1 of this tile, block 2 ug + h.
+          const int4 mx =
+              *reinterpret_cast<const int4*>(meta + size_t(2 * ug + h) * COLS + 8 * nt + 2 * t);
+          int c[4];
+          mma_s8(c, blk[h].a[0], blk[h].a[1], blk[h].a[2], blk[h].a[3], b0, b1);
+          const float dx[2] = {__int_as_float(mx.x), __int_as_float(mx.z)};
+          const int sx[2] = {mx.y, mx.w};
+#pragma unroll
+          for (int i = 0; i < 4; ++i) {  // C row g + 8 (i / 2), column 2t + i % 2
+            const int r = i >> 1, col = i & 1;
+            if constexpr (FMT == kQ4_0) {
+              acc[nt][i] += blk[h].d[r] * dx[col] * float(c[i] - 8 * sx[col]);
+            } else if constexpr (FMT == kQ8_0) {
+              acc[nt][i] += blk[h].d[r] * dx[col] * float(c[i]);
+            } else {
+              acc[nt][i] += dx[col] * (blk[h].d[r] * float(c[i]) - blk[h].mn[r] * float(sx[col]));
+            }
+          }
+        }
+      }
+    }
+    __syncwarp();
+    if (lane == 0) bulk::bar_arrive(&empty[slot]);
+    if (ch == CH - 1) {  // pass done: the four K-split warps of each row group meet
+#pragma unroll
+      for (int nt = 0; nt < NT; ++nt)
+#pragma unroll
+        for (int i = 0; i < 4; ++i) {
+          red[(warp * NT * 4 + nt * 4 + i) * 32 + lane] = acc[nt][i];
+          acc[nt][i] = 0.0f;
+        }
+      bulk::sync_consumers(kCW * 32);
+      if (wk == 0) {
+        const int64_t row0 = int64_t(p0 + s / CH) * kPassRows + 16 * rg + g;
+#pragma unroll
+        for (int nt = 0; nt < NT; ++nt)
+#pragma unroll
+          for (int i = 0; i < 4; ++i) {
+            float v = 0.0f;
+#pragma unroll
+            for (int w = 0; w < 4; ++w) v += red[((warp + w) * NT * 4 + nt * 4 + i) * 32 + lane];
+            const int64_t row = row0 + 8 * (i >> 1);
+            const int n = 8 * nt + 2 * t + (i & 1);
+            if (n < M && row < N) Y[size_t(n) * N + row] = v;
+          }
+      }
+      bulk::sync_consumers(kCW * 32);
+    }
+  }
+}
+
+template <int FMT, int NT>
+tc_status_t launch_main(const Args& a, const Geo& g, cudaStream_t s) {
+  auto* kernel = mma_bulk_kernel<FMT, NT>;
+  if (const tc_status_t st = allow_smem(reinterpret_cast<const void*>(kernel), kSmemCap);
+      st != TC_SUCCESS)
+    return st;
+  const int64_t passes = (int64_t(a.N) + kPassRows - 1) / kPassRows;
+  cudaLaunchConfig_t cfg{};
+  cfg.gridDim = dim3(unsigned(std::min<int64_t>(passes, sm_count())));
+  cfg.blockDim = dim3(kThreads);
+  cfg.dynamicSmemBytes = g.smem;
+  cfg.stream = s;
+  cudaLaunchAttribute attr{};
+  attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attr.val.programmaticStreamSerializationAllowed = 1;
+  cfg.attrs = &attr;
+  cfg.numAttrs = 1;
+  const auto* xq = static_cast<const int8_t*>(a.work);
+  const auto* meta = reinterpret_cast<const int2*>(xq + size_t(a.M) * a.K);
+  const cudaError_t e =
+      cudaLaunchKernelEx(&cfg, kernel, static_cast<const uint8_t*>(a.w), xq, meta, a.y, a.M, a.N,
+                         a.K, uint32_t(w_row_bytes(a)), g.stride, g.S);
+  return e == cudaSuccess ? launched("quant mma bulk kernel launch")
+                          : cuda_fail(e, "quant mma bulk kernel launch");
+}
+
+template <int FMT>
+tc_status_t launch_fmt(const Args& a, const Geo& g, cudaStream_t s) {
+  return g.NT == 1   ? launch_main<FMT, 1>(a, g, s)
+         : g.NT == 2 ? launch_main<FMT, 2>(a, g, s)
+                     : launch_main<FMT, 4>(a, g, s);
+}
+
+}  // namespace
+
+size_t mma_bulk_work_bytes(const Args& a) {
+  return geometry(a).work;
+}
+
+bool mma_bulk_supports(const Args& a, std::string& why) {
+  if (a.x_dtype != TC_DTYPE_F32) return (why = "x must be f32", false);
+  if (a.w_dtype != TC_DTYPE_Q4_0 && a.w_dtype != TC_DTYPE_Q8_0 && a.w_dtype != TC_DTYPE_Q4_K)
+    return (why = "formats Q4_0, Q8_0, Q4_K only", false);
+  if (a.M < 1 || a.M > 32) return (why = "M > 32", false);
+  if (a.K % 256 != 0) return (why = "K % 256 != 0 (rows not a multiple of 16 bytes)", false);
+  const Geo g = geometry(a);
+  if (g.S < 2) return (why = "X and two stages do not fit in shared memory", false);
+  if (a.work == nullptr || a.work_bytes < g.work)
+    return (why = "no workspace for the quantized X", false);
+  const auto align = reinterpret_cast<uintptr_t>(a.w) | reinterpret_cast<uintptr_t>(a.x) |
+                     reinterpret_cast<uintptr_t>(a.work);
+  if (align % 16 != 0) return (why = "W, X or the workspace not 16-byte aligned", false);
+  return true;
+}
+
+tc_status_t launch_mma_bulk(const Args& a, void* stream) {
+  auto s = static_cast<cudaStream_t>(stream);
+  const Geo g = geometry(a);
+  auto* xq = static_cast<int8_t*>(a.work);
+  auto* meta = reinterpret_cast<int2*>(xq + size_t(a.M) * a.K);
+  const int cols = 8 * g.NT, items = (a.K / 32) * cols;
+  cudaLaunchConfig_t cfg{};
+  cfg.gridDim = dim3(unsigned((items + 255) / 256));
+  cfg.blockDim = dim3(256);
+  cfg.stream = s;
+  cudaLaunchAttribute attr{};
+  attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attr.val.programmaticStreamSerializationAllowed = 1;
+  cfg.attrs = &attr;
+  cfg.numAttrs = a.pdl ? 1 : 0;
+  const cudaError_t e = cudaLaunchKernelEx(&cfg, quantize_x_kernel, static_cast<const float*>(a.x),
+                                           xq, meta, a.M, a.K, cols);
+  if (e != cudaSuccess) return cuda_fail(e, "quant mma bulk: X quantize launch");
+  switch (a.w_dtype) {
+    case TC_DTYPE_Q4_0:
+      return launch_fmt<kQ4_0>(a, g, s);
+    case TC_DTYPE_Q8_0:
+      return launch_fmt<kQ8_0>(a, g, s);
+    default:
+      return launch_fmt<kQ4_K>(a, g, s);
+  }
+}
+
+}  // namespace tc::cuda::quant
