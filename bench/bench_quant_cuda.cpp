@@ -9,6 +9,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
+#include <cstring>
 #include <functional>
 #include <vector>
 
@@ -101,6 +103,9 @@ nlohmann::json run_quant_kernel_bench(tc_context_t* ctx, const QuantKernelBenchO
              copy);
   fmt::print("{:>6} | {:>19} | {:>3} | {:>22} | {:>9} | {:>7} | {:>6}\n", "format", "shape", "M",
              "kernel", "us", "GB/s", "% copy");
+  // TC_BENCH_QUANT_ONLY=text: only the decode kernels whose name contains it, and no prefill
+  // (quick A/B runs of one kernel's knobs).
+  const char* only = std::getenv("TC_BENCH_QUANT_ONLY");
   for (const std::string& name : o.formats) {
     const tc_dtype_t f = quant_format_from_name(name);
     for (const DecodeShape& sh : kShapes) {
@@ -132,6 +137,7 @@ nlohmann::json run_quant_kernel_bench(tc_context_t* ctx, const QuantKernelBenchO
         for (const Kernel& k : kKernels) {
           std::string why;
           if (!k.supports(a, why) || (k.launch == kq::launch_v1 && M != 1)) continue;
+          if (only && !std::strstr(k.name, only)) continue;
           a.pdl = k.pdl;
           const double ms = median_ms(
               st,
@@ -153,6 +159,10 @@ nlohmann::json run_quant_kernel_bench(tc_context_t* ctx, const QuantKernelBenchO
         }
       }
     }
+  }
+  if (only) {
+    tc_stream_destroy(stream);
+    return doc;
   }
   // Prefill through the public API, against the f16 GEMM of the same shape.
   const int M = o.prefill_m, N = 4096, K = 14336;

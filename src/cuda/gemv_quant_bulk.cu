@@ -27,8 +27,9 @@
 namespace tc::cuda::quant {
 namespace {
 
-constexpr int kCW = 8;  // consumer warps; one more warp is the producer
-constexpr int kThreads = (kCW + 1) * 32;
+// Consumer warps (8 or 16, TC_QUANT_BULK_WARPS); one more warp is the producer.
+template <int CW>
+constexpr int kThreadsOf = (CW + 1) * 32;
 constexpr int kMaxStages = 8;
 constexpr int kMaxM = 4;
 constexpr size_t kSmemCap = 113 * 1024;  // two CTAs per SM (the next PDL grid's beside it)
@@ -171,8 +172,8 @@ __device__ __forceinline__ void quantize_unit(const float* __restrict__ x, int4*
   *meta = make_int4(__float_as_int(dd[0]), __float_as_int(dd[1]), ss[0], ss[1]);
 }
 
-template <int FMT, int MT>
-__global__ void __launch_bounds__(kThreads)
+template <int FMT, int MT, int kCW>
+__global__ void __launch_bounds__(kThreadsOf<kCW>, 2)
     bulk_gemv_kernel(const uint8_t* __restrict__ W, const float* __restrict__ X,
                      float* __restrict__ Y, int M, int N, int K, uint32_t rb, int R, int S) {
   extern __shared__ __align__(128) uint8_t smem[];
@@ -242,14 +243,20 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
-int ctas_per_sm() {  // TC_QUANT_BULK_CTAS (1 or 2): a knob for the benchmark's A/B
+// Knobs for the benchmark's A/B: TC_QUANT_BULK_CTAS (CTAs per SM, 1 or 2) and
+// TC_QUANT_BULK_WARPS (consumer warps, 8 or 16).
+int ctas_per_sm() {
   const char* v = std::getenv("TC_QUANT_BULK_CTAS");
   return v && v[0] == '2' ? 2 : 1;
 }
+bool wide() {
+  const char* v = std::getenv("TC_QUANT_BULK_WARPS");
+  return v && v[0] == '1' && v[1] == '6';
+}
 
-template <int FMT, int MT>
+template <int FMT, int MT, int CW>
 tc_status_t launch_fmt(const Args& a, cudaStream_t s) {
-  auto* kernel = bulk_gemv_kernel<FMT, MT>;
+  auto* kernel = bulk_gemv_kernel<FMT, MT, CW>;
   const Geo g = geometry(a, MT);
   if (const tc_status_t st = allow_smem(reinterpret_cast<const void*>(kernel), kSmemCap);
       st != TC_SUCCESS)
@@ -257,7 +264,7 @@ tc_status_t launch_fmt(const Args& a, cudaStream_t s) {
   const int64_t tiles = (int64_t(a.N) + g.R - 1) / g.R;
   cudaLaunchConfig_t cfg{};
   cfg.gridDim = dim3(unsigned(std::min<int64_t>(tiles, int64_t(ctas_per_sm()) * sm_count())));
-  cfg.blockDim = dim3(kThreads);
+  cfg.blockDim = dim3(kThreadsOf<CW>);
   cfg.dynamicSmemBytes = g.smem;
   cfg.stream = s;
   cudaLaunchAttribute attr{};
@@ -274,14 +281,8 @@ tc_status_t launch_fmt(const Args& a, cudaStream_t s) {
 
 template <int FMT>
 tc_status_t launch_m(const Args& a, cudaStream_t s) {
-  switch (a.M) {
-    case 1:
-      return launch_fmt<FMT, 1>(a, s);
-    case 2:
-      return launch_fmt<FMT, 2>(a, s);
-    default:
-      return launch_fmt<FMT, 4>(a, s);
-  }
+  if (a.M == 1) return wide() ? launch_fmt<FMT, 1, 16>(a, s) : launch_fmt<FMT, 1, 8>(a, s);
+  return a.M == 2 ? launch_fmt<FMT, 2, 8>(a, s) : launch_fmt<FMT, 4, 8>(a, s);
 }
 
 }  // namespace
