@@ -19,7 +19,7 @@ constexpr int64_t kRowGrain = 16;  // weight rows per scheduling unit
 
 // One group of 256 weights at gw (group g of the row) dotted with every activation row.
 template <class U, int M>
-TC_AVX2 inline void group(const uint8_t* gw, int64_t g, const ActQ8& a, __m256 acc[M]) {
+TC_AVX2 inline void group(const uint8_t* gw, int64_t g, const ActQ8& a, __m256 acc[M][2]) {
   typename U::W wv;
   U::load(gw, wv);
   for (int m = 0; m < M; ++m) {
@@ -39,15 +39,15 @@ TC_AVX2 void rows(const uint8_t* w0, int64_t K, const ActQ8& a, float* y, int64_
   const int64_t row_bytes = blocks * U::kBlockBytes;
   for (int64_t n = n0; n < n1; ++n) {
     const uint8_t* w = w0 + n * row_bytes;
-    __m256 acc[M];
-    for (int m = 0; m < M; ++m) acc[m] = _mm256_setzero_ps();
+    __m256 acc[M][2];
+    for (int m = 0; m < M; ++m) acc[m][0] = acc[m][1] = _mm256_setzero_ps();
     for (int64_t g = 0; g < full; ++g) group<U, M>(w + g * kGroupBytes, g, a, acc);
     if (tail > 0) {
       alignas(32) uint8_t buf[kGroupBytes] = {};
       std::memcpy(buf, w + full * kGroupBytes, static_cast<size_t>(tail) * U::kBlockBytes);
       group<U, M>(buf, full, a, acc);
     }
-    for (int m = 0; m < M; ++m) y[m * ldy + n] = hsum(acc[m]);
+    for (int m = 0; m < M; ++m) y[m * ldy + n] = hsum(_mm256_add_ps(acc[m][0], acc[m][1]));
   }
 }
 

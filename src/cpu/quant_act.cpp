@@ -65,13 +65,15 @@ void quantize_act_q8(const float* x, int M, int64_t K, ActLayout layout, ActQ8* 
   a->nbp = (nb + 7) / 8 * 8;
   a->qs.assign(static_cast<size_t>(M * a->nbp * 32), 0);
   a->d.assign(static_cast<size_t>(M * a->nbp), 0.0f);
-  a->sum.assign(static_cast<size_t>(M * a->nbp), 0);
+  a->sum8.assign(static_cast<size_t>(M * a->nbp), 0);
   a->dsum.assign(static_cast<size_t>(M * a->nbp), 0.0f);
   for (int m = 0; m < M; ++m) {
     const int64_t row = m * a->nbp;
     for (int64_t b = 0; b < nb; ++b) {
-      a->d[row + b] = quantize_block(x + m * K + b * 32, &a->qs[(row + b) * 32], &a->sum[row + b]);
-      a->dsum[row + b] = a->d[row + b] * static_cast<float>(a->sum[row + b]);
+      int32_t sum = 0;
+      a->d[row + b] = quantize_block(x + m * K + b * 32, &a->qs[(row + b) * 32], &sum);
+      a->sum8[row + b] = 8 * sum;
+      a->dsum[row + b] = a->d[row + b] * static_cast<float>(sum);
     }
     if (layout == ActLayout::q4_0_pairs) {
       for (int64_t g = 0; g < a->nbp; g += 8) to_q4_0_pairs(&a->qs[(row + g) * 32]);

@@ -21,23 +21,23 @@ enum class ActLayout {
 
 // The activations of one group of 8 blocks (256 values) of one row.
 struct ActGroup {
-  const int8_t* y;     // 256 codes in the layout's order
-  const float* d;      // 8 block scales
-  const int32_t* sum;  // 8 sums of the blocks' codes (Q4_0's -8 offset)
-  const float* dsum;   // 8 sums of the blocks' values, d * sum (Q4_K's mins)
+  const int8_t* y;      // 256 codes in the layout's order
+  const float* d;       // 8 block scales
+  const int32_t* sum8;  // 8 times the sums of the blocks' codes (Q4_0's -8 offset)
+  const float* dsum;    // 8 sums of the blocks' values, d * sum (Q4_K's mins)
 };
 
-// Per row m and block b (element order, whatever the layout of the codes): d, sum and dsum at
+// Per row m and block b (element order, whatever the layout of the codes): d, sum8 and dsum at
 // [m*nbp + b]; the codes at qs[(m*nbp + b)*32].
 struct ActQ8 {
   int64_t nbp = 0;  // 32-value blocks per row, padded to a multiple of 8
   std::vector<int8_t> qs;
   std::vector<float> d;
-  std::vector<int32_t> sum;
+  std::vector<int32_t> sum8;
   std::vector<float> dsum;
   ActGroup group(int m, int64_t g) const {
     const int64_t b = m * nbp + 8 * g;
-    return {&qs[b * 32], &d[b], &sum[b], &dsum[b]};
+    return {&qs[b * 32], &d[b], &sum8[b], &dsum[b]};
   }
 };
 
