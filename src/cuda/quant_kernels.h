@@ -81,7 +81,7 @@ TC_QUANT_LAUNCH tc_status_t launch_mma(const Args& a, void* stream);
 // Batched decode, M <= 32, 8-bit activations, Q4_0 / Q8_0 / Q4_K with K % 256 == 0: X is
 // quantized to int8 into a.work (a first small kernel), then int8 tensor cores (mma.sync
 // m16n8k32) on weights streamed by 1-D bulk copies, each weight byte read once for the whole
-// batch (quant_mma_bulk.cu). Declines when X does not fit in shared memory (M K too large).
+// batch (quant_mma_bulk.cu). Where M K is large, K is split over a few launches.
 TC_QUANT_LAUNCH size_t mma_bulk_work_bytes(const Args& a);
 TC_QUANT_LAUNCH bool mma_bulk_supports(const Args& a, std::string& why);
 TC_QUANT_LAUNCH tc_status_t launch_mma_bulk(const Args& a, void* stream);

@@ -6,14 +6,16 @@
 // second, a persistent grid of one CTA per SM, copies that once into shared memory and streams
 // its range of 32-row passes through a ring of stages (32 rows x a K chunk, one bulk copy per
 // row, rows padded to an odd multiple of 16 bytes so the 8 row groups of a fragment load fall
-// on distinct banks). Warps 0-3 take rows 0-15 of a pass, warps 4-7 rows 16-31, and the four
-// warps of a group split the units of each chunk; at the end of a pass their sums meet in
-// shared memory. Per 32-element block the MMA gets the block's raw quants as int8 (Q4 nibbles
-// 0..15, Q8_0 bytes): A = 16 weight rows x 32 k, B = 32 k x 8 activation rows; the int32 result
-// is scaled per (row, column) by d_w * d_x, Q4_0's -8 and Q4_K's mins go through the x sums.
-// Each weight byte is read once for the whole batch, so batch 8 moves nearly the bytes of
-// batch 1. The main kernel always uses programmatic dependent launch: its weight stream starts
-// while the quantize kernel runs (it never writes W); X waits for it.
+// on distinct banks). The first half of the consumer warps takes rows 0-15 of a pass, the
+// second rows 16-31, and the warps of a half split the units of each chunk; at the end of a
+// pass their sums meet in shared memory. Per 32-element block the MMA gets the block's raw quants
+// as int8 (Q4 nibbles 0..15, Q8_0 bytes): A = 16 weight rows x 32 k, B = 32 k x 8 activation rows;
+// the int32 result is scaled per (row, column) by d_w * d_x, Q4_0's -8 and Q4_K's mins go through
+// the x sums. Each weight byte is read once for the whole batch, so batch 8 moves nearly the bytes
+// of batch 1. Where X of all K does not fit beside the ring (M K large), K is split over a few
+// launches, the later ones adding to Y. The main kernel always uses programmatic dependent
+// launch: its weight stream starts while the previous kernel runs (the quantize kernel or a
+// split before it; neither writes W); X and Y wait for it.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -25,8 +27,11 @@
 namespace tc::cuda::quant {
 namespace {
 
-constexpr int kCW = 8;  // consumer warps; one more warp is the producer
-constexpr int kThreads = (kCW + 1) * 32;
+// Consumer warps: 8 for one column tile, 16 for two or four (the per-block epilogue grows with
+// the tiles, so more warps keep the issue slots busy); one more warp is the producer.
+__host__ __device__ constexpr int consumer_warps(int nt) {
+  return nt == 1 ? 8 : 16;
+}
 constexpr int kPassRows = 32;
 constexpr int kMaxStages = 8;
 constexpr size_t kSmemCap = 220 * 1024;
@@ -41,10 +46,15 @@ __host__ __device__ constexpr int units_per_chunk(int fmt) {
   return fmt == kQ8_0 ? 8 : 16;
 }
 
+// X of one K split must sit in shared memory beside >= kMinStages stages; K is cut into the
+// fewest equal splits (multiples of 256) for which it does. Each split is one launch of the
+// main kernel over all rows; the ones after the first add to Y.
+constexpr int kMinStages = 3;
+
 struct Geo {
-  int NT = 1, S = 0;
-  uint32_t chunk = 0, stride = 0;  // bytes of a row's chunk, and its padded slot
-  size_t xs = 0, meta = 0, red = 0, smem = 0, work = 0;
+  int NT = 1, S = 0, splits = 1, Ks = 0;  // Ks: K of a split (the last may be shorter)
+  uint32_t chunk = 0, stride = 0;         // bytes of a row's chunk, and its padded slot
+  size_t smem = 0, work = 0;
 };
 
 Geo geometry(const Args& a) {
@@ -53,14 +63,19 @@ Geo geometry(const Args& a) {
   g.NT = a.M <= 8 ? 1 : a.M <= 16 ? 2 : 4;
   g.chunk = uint32_t(units_per_chunk(fmt) * unit_bytes(fmt));
   g.stride = g.chunk + ((g.chunk / 16) % 2 == 0 ? 16 : 0);  // an odd number of 16-byte lines
-  g.xs = size_t(8 * g.NT) * (size_t(a.K) + 16);
-  g.meta = size_t(a.K / 32) * 8 * g.NT * 8;
-  g.red = size_t(kCW) * g.NT * 4 * 32 * 4;
-  const size_t fixed = kHead + g.xs + g.meta + g.red;
+  const size_t cols = 8 * g.NT;
+  g.work = size_t(a.M) * a.K + size_t(a.K / 32) * cols * 8;
   const size_t stage = size_t(kPassRows) * g.stride;
-  g.S = fixed < kSmemCap ? int(std::min<size_t>(kMaxStages, (kSmemCap - fixed) / stage)) : 0;
-  g.smem = fixed + g.S * stage;
-  g.work = size_t(a.M) * a.K + g.meta;
+  const size_t red = size_t(consumer_warps(g.NT)) * g.NT * 4 * 32 * 4;
+  const int pieces = a.K / 256;
+  for (g.splits = 1; g.splits <= pieces; ++g.splits) {
+    g.Ks = (pieces + g.splits - 1) / g.splits * 256;
+    const size_t fixed = kHead + cols * (size_t(g.Ks) + 16) + size_t(g.Ks / 32) * cols * 8 + red;
+    g.S = fixed < kSmemCap ? int(std::min<size_t>(kMaxStages, (kSmemCap - fixed) / stage)) : 0;
+    g.smem = fixed + g.S * stage;
+    if (g.S >= kMinStages) break;
+  }
+  g.splits = g.Ks > 0 ? (a.K + g.Ks - 1) / g.Ks : 0;
   return g;
 }
 
@@ -174,11 +189,14 @@ __global__ void quantize_x_kernel(const float* __restrict__ X, int8_t* __restric
 }
 
 template <int FMT, int NT>
-__global__ void __launch_bounds__(kThreads, 1)
+__global__ void __launch_bounds__((consumer_warps(NT) + 1) * 32, 1)
     mma_bulk_kernel(const uint8_t* __restrict__ W, const int8_t* __restrict__ xq_g,
                     const int2* __restrict__ meta_g, float* __restrict__ Y, int M, int N, int K,
-                    uint32_t rb, uint32_t stride, int S) {
+                    int k0, int Kfull, bool accumulate, uint32_t rb, uint32_t stride, int S) {
+  // This launch: columns k0 .. k0 + K of W and X (a split of Kfull); W, xq_g, meta_g are
+  // the whole matrices.
   constexpr int UC = units_per_chunk(FMT), UB = unit_bytes(FMT), COLS = 8 * NT;
+  constexpr int kCW = consumer_warps(NT), KW = kCW / 2;  // KW warps split K per row group
   extern __shared__ __align__(128) uint8_t smem[];
   uint64_t* full = reinterpret_cast<uint64_t*>(smem);
   uint64_t* empty = full + kMaxStages;
@@ -216,21 +234,21 @@ __global__ void __launch_bounds__(kThreads, 1)
       if (lane == 0) bulk::bar_expect_tx(&full[slot], bytes * rows);
       __syncwarp();
       if (lane < rows)
-        bulk::copy(ring + slot * stage + lane * stride, W + (row0 + lane) * rb + size_t(u0) * UB,
-                   bytes, &full[slot]);
+        bulk::copy(ring + slot * stage + lane * stride,
+                   W + (row0 + lane) * rb + size_t(k0 / 64 + u0) * UB, bytes, &full[slot]);
       if (s == first - 1) {  // the weights are in flight; X is the quantize kernel's output
         bulk::grid_wait();
         const uint32_t mbytes = uint32_t(G) * COLS * 8;
         if (lane == 0) bulk::bar_expect_tx(xbar, uint32_t(M) * K + mbytes);
         __syncwarp();
-        if (lane < M) bulk::copy(xs + size_t(lane) * XS, xq_g + size_t(lane) * K, K, xbar);
-        if (lane == 0) bulk::copy(meta, meta_g, mbytes, xbar);
+        if (lane < M) bulk::copy(xs + size_t(lane) * XS, xq_g + size_t(lane) * Kfull + k0, K, xbar);
+        if (lane == 0) bulk::copy(meta, meta_g + size_t(k0 / 32) * COLS, mbytes, xbar);
       }
     }
     return;
   }
   bulk::grid_wait();  // Y: the previous grids are done before any write
-  const int rg = warp / 4, wk = warp % 4, g = lane / 4, t = lane % 4;
+  const int rg = warp / KW, wk = warp % KW, g = lane / 4, t = lane % 4;
   float acc[NT][4] = {};
   bulk::bar_wait(xbar, 0);
   for (int s = 0; s < my; ++s) {
@@ -238,7 +256,8 @@ __global__ void __launch_bounds__(kThreads, 1)
     bulk::bar_wait(&full[slot], uint32_t((s / S) & 1));
     const int u0 = ch * UC, uc = min(UC, U - u0);
     const uint8_t* r0 = ring + slot * stage + (16 * rg + g) * stride;
-    for (int u = wk; u < uc; u += 4) {
+#pragma unroll 2
+    for (int u = wk; u < uc; u += KW) {
       BlockA blk[2];
       load_unit<FMT>(r0, stride, u, t, blk);
       const int ug = u0 + u;
@@ -272,7 +291,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     }
     __syncwarp();
     if (lane == 0) bulk::bar_arrive(&empty[slot]);
-    if (ch == CH - 1) {  // pass done: the four K-split warps of each row group meet
+    if (ch == CH - 1) {  // pass done: the K-split warps of each row group meet
 #pragma unroll
       for (int nt = 0; nt < NT; ++nt)
 #pragma unroll
@@ -289,10 +308,13 @@ __global__ void __launch_bounds__(kThreads, 1)
           for (int i = 0; i < 4; ++i) {
             float v = 0.0f;
 #pragma unroll
-            for (int w = 0; w < 4; ++w) v += red[((warp + w) * NT * 4 + nt * 4 + i) * 32 + lane];
+            for (int w = 0; w < KW; ++w) v += red[((warp + w) * NT * 4 + nt * 4 + i) * 32 + lane];
             const int64_t row = row0 + 8 * (i >> 1);
             const int n = 8 * nt + 2 * t + (i & 1);
-            if (n < M && row < N) Y[size_t(n) * N + row] = v;
+            if (n < M && row < N) {
+              float* y = Y + size_t(n) * N + row;
+              *y = accumulate ? *y + v : v;
+            }
           }
       }
       bulk::sync_consumers(kCW * 32);
@@ -301,7 +323,7 @@ __global__ void __launch_bounds__(kThreads, 1)
 }
 
 template <int FMT, int NT>
-tc_status_t launch_main(const Args& a, const Geo& g, cudaStream_t s) {
+tc_status_t launch_main(const Args& a, const Geo& g, int k0, cudaStream_t s) {
   auto* kernel = mma_bulk_kernel<FMT, NT>;
   if (const tc_status_t st = allow_smem(reinterpret_cast<const void*>(kernel), kSmemCap);
       st != TC_SUCCESS)
@@ -309,7 +331,7 @@ tc_status_t launch_main(const Args& a, const Geo& g, cudaStream_t s) {
   const int64_t passes = (int64_t(a.N) + kPassRows - 1) / kPassRows;
   cudaLaunchConfig_t cfg{};
   cfg.gridDim = dim3(unsigned(std::min<int64_t>(passes, sm_count())));
-  cfg.blockDim = dim3(kThreads);
+  cfg.blockDim = dim3((consumer_warps(NT) + 1) * 32);
   cfg.dynamicSmemBytes = g.smem;
   cfg.stream = s;
   cudaLaunchAttribute attr{};
@@ -319,18 +341,22 @@ tc_status_t launch_main(const Args& a, const Geo& g, cudaStream_t s) {
   cfg.numAttrs = 1;
   const auto* xq = static_cast<const int8_t*>(a.work);
   const auto* meta = reinterpret_cast<const int2*>(xq + size_t(a.M) * a.K);
-  const cudaError_t e =
-      cudaLaunchKernelEx(&cfg, kernel, static_cast<const uint8_t*>(a.w), xq, meta, a.y, a.M, a.N,
-                         a.K, uint32_t(w_row_bytes(a)), g.stride, g.S);
+  const cudaError_t e = cudaLaunchKernelEx(&cfg, kernel, static_cast<const uint8_t*>(a.w), xq, meta,
+                                           a.y, a.M, a.N, std::min(g.Ks, a.K - k0), k0, a.K, k0 > 0,
+                                           uint32_t(w_row_bytes(a)), g.stride, g.S);
   return e == cudaSuccess ? launched("quant mma bulk kernel launch")
                           : cuda_fail(e, "quant mma bulk kernel launch");
 }
 
 template <int FMT>
 tc_status_t launch_fmt(const Args& a, const Geo& g, cudaStream_t s) {
-  return g.NT == 1   ? launch_main<FMT, 1>(a, g, s)
-         : g.NT == 2 ? launch_main<FMT, 2>(a, g, s)
-                     : launch_main<FMT, 4>(a, g, s);
+  for (int k0 = 0; k0 < a.K; k0 += g.Ks) {
+    const tc_status_t st = g.NT == 1   ? launch_main<FMT, 1>(a, g, k0, s)
+                           : g.NT == 2 ? launch_main<FMT, 2>(a, g, k0, s)
+                                       : launch_main<FMT, 4>(a, g, k0, s);
+    if (st != TC_SUCCESS) return st;
+  }
+  return TC_SUCCESS;
 }
 
 }  // namespace
@@ -346,7 +372,7 @@ bool mma_bulk_supports(const Args& a, std::string& why) {
   if (a.M < 1 || a.M > 32) return (why = "M > 32", false);
   if (a.K % 256 != 0) return (why = "K % 256 != 0 (rows not a multiple of 16 bytes)", false);
   const Geo g = geometry(a);
-  if (g.S < 2) return (why = "X and two stages do not fit in shared memory", false);
+  if (g.S < kMinStages) return (why = "X and the stages do not fit in shared memory", false);
   if (a.work == nullptr || a.work_bytes < g.work)
     return (why = "no workspace for the quantized X", false);
   const auto align = reinterpret_cast<uintptr_t>(a.w) | reinterpret_cast<uintptr_t>(a.x) |

@@ -52,6 +52,9 @@ std::vector<Case> cases() {
     out.push_back({w, 1, 1001, 2048});
     out.push_back({w, 1, 131, 14336});
     out.push_back({w, 3, 131, 11008});
+    // The MMA bulk kernel's K splits (X of all K does not fit in shared memory): 2 and 4.
+    out.push_back({w, 32, 257, 4096});
+    out.push_back({w, 17, 131, 11008});
   }
   // Many tiles per CTA: the ring's slots are reused several times (barrier parity wraps).
   out.push_back({TC_DTYPE_Q4_0, 1, 40009, 256});
