@@ -3,25 +3,12 @@
 #include <cuda_runtime_api.h>
 #include <fmt/format.h>
 
+#include "cuda/cuda_types.h"
+
 namespace tc::bench {
 namespace {
 
 constexpr size_t kWorkspace = size_t(32) << 20;
-
-cudaDataType_t cuda_type(tc_dtype_t t) {
-  switch (t) {
-    case TC_DTYPE_F16:
-      return CUDA_R_16F;
-    case TC_DTYPE_BF16:
-      return CUDA_R_16BF;
-    case TC_DTYPE_I8:
-      return CUDA_R_8I;
-    case TC_DTYPE_I32:
-      return CUDA_R_32I;
-    default:
-      return CUDA_R_32F;
-  }
-}
 
 cublasStatus_t layout(cublasLtMatrixLayout_t* l, cudaDataType_t t, uint64_t rows, uint64_t cols,
                       int64_t ld, int32_t batch, int64_t stride) {
@@ -76,13 +63,14 @@ bool CublasLtPeer::prepare(const PeerProblem& q, std::string* why) {
   if (s == CUBLAS_STATUS_SUCCESS)
     s = cublasLtMatmulDescSetAttribute(op_, CUBLASLT_MATMUL_DESC_TRANSB, &opb, sizeof opb);
   if (s == CUBLAS_STATUS_SUCCESS)  // B row-major: K x N (ld N), or N x K (ld K) when tb
-    s = layout(&a_, cuda_type(q.in), q.tb ? q.K : q.N, q.tb ? q.N : q.K, q.tb ? q.K : q.N, q.batch,
-               batched ? int64_t(q.K) * q.N : 0);
+    s = layout(&a_, tc::cuda::cuda_data_type(q.in), q.tb ? q.K : q.N, q.tb ? q.N : q.K,
+               q.tb ? q.K : q.N, q.batch, batched ? int64_t(q.K) * q.N : 0);
   if (s == CUBLAS_STATUS_SUCCESS)  // A row-major: M x K (ld K), or K x M (ld M) when ta
-    s = layout(&b_, cuda_type(q.in), q.ta ? q.M : q.K, q.ta ? q.K : q.M, q.ta ? q.M : q.K, q.batch,
-               batched ? int64_t(q.M) * q.K : 0);
+    s = layout(&b_, tc::cuda::cuda_data_type(q.in), q.ta ? q.M : q.K, q.ta ? q.K : q.M,
+               q.ta ? q.M : q.K, q.batch, batched ? int64_t(q.M) * q.K : 0);
   if (s == CUBLAS_STATUS_SUCCESS)
-    s = layout(&c_, cuda_type(q.out), q.N, q.M, q.N, q.batch, batched ? int64_t(q.M) * q.N : 0);
+    s = layout(&c_, tc::cuda::cuda_data_type(q.out), q.N, q.M, q.N, q.batch,
+               batched ? int64_t(q.M) * q.N : 0);
   cublasLtMatmulPreference_t pref = nullptr;
   if (s == CUBLAS_STATUS_SUCCESS) s = cublasLtMatmulPreferenceCreate(&pref);
   const uint64_t ws = ws_bytes_;

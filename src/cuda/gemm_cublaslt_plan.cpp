@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "cuda/cuda_types.h"
 #include "cuda/gemm_cublaslt.h"
 
 namespace tc::cuda {
@@ -10,21 +11,6 @@ namespace {
 
 size_t round256(size_t x) {
   return (x + 255) / 256 * 256;
-}
-
-cudaDataType_t cuda_type(tc_dtype_t t) {
-  switch (t) {
-    case TC_DTYPE_F16:
-      return CUDA_R_16F;
-    case TC_DTYPE_BF16:
-      return CUDA_R_16BF;
-    case TC_DTYPE_I8:
-      return CUDA_R_8I;
-    case TC_DTYPE_I32:
-      return CUDA_R_32I;
-    default:
-      return CUDA_R_32F;
-  }
 }
 
 // The alignment cuBLASLt may assume for a matrix whose batch entries start `stride_bytes` apart
@@ -73,7 +59,7 @@ void try_shape(cublasLtHandle_t h, const GemmProblem& p, const LtShape& s, Cubla
                                           ? CUBLAS_COMPUTE_32F_FAST_TF32
                                           : CUBLAS_COMPUTE_32F;
   const cudaDataType_t scale = i8 ? CUDA_R_32I : CUDA_R_32F;
-  const cudaDataType_t in = cuda_type(d.a_dtype), out = cuda_type(d.c_dtype);
+  const cudaDataType_t in = cuda_data_type(d.a_dtype), out = cuda_data_type(d.c_dtype);
   cublasLtMatmulPreference_t pref = nullptr;
   auto check = [&](cublasStatus_t st, const char* what) {
     if (st != CUBLAS_STATUS_SUCCESS && why.empty())
