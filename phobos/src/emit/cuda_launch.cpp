@@ -118,7 +118,9 @@ void cuda_launch(const Program& prog, const ir::Kernel& k, const BoundArgs& b, v
     by_entry[ekey] = ld;
     return ld;
   };
-  Loaded ld = get(true);
+  // PHOBOS_TMA=0 is read per launch (tests compare both forms in one process).
+  const char* env = std::getenv("PHOBOS_TMA");
+  Loaded ld = get(!(env && std::string(env) == "0"));
   // TMA needs 16-byte aligned bases and row pitches; other launches take the cp.async form.
   if (ld.ws && !tma_legal(ld.tma, b)) ld = get(false);
   launch_loaded(k, b, stream, ld, entry);
