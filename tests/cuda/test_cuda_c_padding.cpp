@@ -62,7 +62,7 @@ int64_t padded_ldc(int32_t N, size_t esz) {
 }
 
 void CudaCPadding::run(const OutCase& o, const Shape& s, std::mt19937_64& rng) {
-  const size_t ei = tc_dtype_size(o.in), eo = tc_dtype_size(o.out);
+  const size_t eo = tc_dtype_size(o.out);
   tc_gemm_desc d{};
   d.M = s.M, d.N = s.N, d.K = s.K;
   d.a_dtype = d.b_dtype = o.in;
@@ -126,11 +126,13 @@ void CudaCPadding::run(const OutCase& o, const Shape& s, std::mt19937_64& rng) {
   EXPECT_EQ(st, TC_SUCCESS) << what << ": " << tc_last_error_message();
   if (st == TC_SUCCESS) {
     EXPECT_EQ(instance.rfind(o.instance, 0), 0u) << what << " ran " << instance;
-    if (s.knob && std::strcmp(s.knob, "TC_WGMMA_SWAP=1") == 0 && o.in != TC_DTYPE_F32)
+    if (s.knob && std::strcmp(s.knob, "TC_WGMMA_SWAP=1") == 0 && o.in != TC_DTYPE_F32) {
       EXPECT_NE(instance.find("swapab"), std::string::npos) << what << " ran " << instance;
+    }
     // Long K on few tiles must take the split-K path (partials, then the reduce kernel).
-    if (o.in != TC_DTYPE_F32 && s.K >= 4096)
+    if (o.in != TC_DTYPE_F32 && s.K >= 4096) {
       EXPECT_NE(instance.find("splitk"), std::string::npos) << what << " ran " << instance;
+    }
     tc_buffer_read(c, 0, C.bytes.data(), C.bytes.size());
     int64_t written = 0, first = -1;
     for (int64_t e = 0; e < int64_t(C.size()); ++e) {
