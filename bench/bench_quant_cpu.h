@@ -13,13 +13,15 @@ struct QuantBenchRow {
   std::string format;    // "q4_0"
   std::string instance;  // dispatch row that ran
   int M, N, K;
-  bool act8;    // activations quantized to 8 bits
-  double us;    // median time per call
-  double gbps;  // weight bytes / time
+  bool act8;         // activations quantized to 8 bits
+  double us;         // median time per call
+  double gbps;       // weight bytes / median time
+  double best_gbps;  // weight bytes / fastest call
 };
 
 struct QuantBenchReport {
-  double stream_gbps = 0;  // read bandwidth with every core (AVX2 sum over 1 GiB)
+  double stream_gbps = 0;         // read bandwidth with every core, best repetition
+  double stream_median_gbps = 0;  // the same, median repetition
   std::vector<QuantBenchRow> rows;
 };
 
