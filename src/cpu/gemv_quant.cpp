@@ -5,8 +5,7 @@
 // of the dequantized weights). The AVX2 dequantizers reproduce the reference values exactly
 // (integer code minus offset, then one multiply); Q6_K uses the reference dequantizer.
 // This is the accurate path; gemv_quant_q8.cpp is the faster one with 8-bit activations.
-#include <immintrin.h>
-
+#include "cpu/quant_simd.h"
 #include "cpu/thread_pool.h"
 #include "quant/fp16.h"
 #include "quant/matmul.h"
@@ -16,8 +15,6 @@ namespace tc::cpu {
 namespace {
 
 using namespace tc::quant;
-
-#define TC_AVX2 __attribute__((target("avx2,fma,f16c")))
 
 constexpr int kTile = 256;  // values per tile: 8 Q4_0/Q8_0 blocks or one K-quant super-block
 
@@ -88,7 +85,9 @@ void dequant_q6_K(const uint8_t* src, int nblocks, float* out) {
 // U independent accumulators per row hide the 4-cycle FMA latency: with M = 1 a single chain
 // would cap the tile at one FMA per 4 cycles (measured 3x slower).
 template <int M>
-constexpr int kUnroll = M == 1 ? 4 : M == 2 ? 2 : 1;
+constexpr int kUnroll = M == 1   ? 4
+                        : M == 2 ? 2
+                                 : 1;
 
 template <int M>
 TC_AVX2 void dot_tile(const float* tile, int len, const float* x, int64_t K,
@@ -105,15 +104,9 @@ TC_AVX2 void dot_tile(const float* tile, int len, const float* x, int64_t K,
   }
   for (; i < len; i += 8) {  // len is a multiple of 32 (a block), so at most U-1 vectors here
     const __m256 w = _mm256_loadu_ps(tile + i);
-    for (int m = 0; m < M; ++m) acc[m][0] = _mm256_fmadd_ps(w, _mm256_loadu_ps(x + m * K + i), acc[m][0]);
+    for (int m = 0; m < M; ++m)
+      acc[m][0] = _mm256_fmadd_ps(w, _mm256_loadu_ps(x + m * K + i), acc[m][0]);
   }
-}
-
-TC_AVX2 inline float hsum(__m256 v) {
-  __m128 h = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-  h = _mm_add_ps(h, _mm_movehl_ps(h, h));
-  h = _mm_add_ss(h, _mm_movehdup_ps(h));
-  return _mm_cvtss_f32(h);
 }
 
 using DequantFn = void (*)(const uint8_t*, int, float*);
@@ -145,6 +138,14 @@ TC_AVX2 void rows(const MatmulProblem& p, DequantFn dq, int block_elems, size_t 
   }
 }
 
+template <int M>
+struct Rows {
+  static void run(const MatmulProblem& p, DequantFn dq, int block_elems, size_t block_bytes,
+                  int64_t n0, int64_t n1) {
+    rows<M>(p, dq, block_elems, block_bytes, n0, n1);
+  }
+};
+
 }  // namespace
 
 tc_status_t gemv_block_f32_avx2(const MatmulProblem& p) {
@@ -167,32 +168,7 @@ tc_status_t gemv_block_f32_avx2(const MatmulProblem& p) {
   }
   const FormatInfo& f = *format_info(p.d.w_dtype);
   parallel_for(p.d.N, 16, [&](int64_t n0, int64_t n1) {
-    switch (p.d.M) {
-      case 1:
-        rows<1>(p, dq, f.block_elems, f.block_bytes, n0, n1);
-        break;
-      case 2:
-        rows<2>(p, dq, f.block_elems, f.block_bytes, n0, n1);
-        break;
-      case 3:
-        rows<3>(p, dq, f.block_elems, f.block_bytes, n0, n1);
-        break;
-      case 4:
-        rows<4>(p, dq, f.block_elems, f.block_bytes, n0, n1);
-        break;
-      case 5:
-        rows<5>(p, dq, f.block_elems, f.block_bytes, n0, n1);
-        break;
-      case 6:
-        rows<6>(p, dq, f.block_elems, f.block_bytes, n0, n1);
-        break;
-      case 7:
-        rows<7>(p, dq, f.block_elems, f.block_bytes, n0, n1);
-        break;
-      default:
-        rows<8>(p, dq, f.block_elems, f.block_bytes, n0, n1);
-        break;
-    }
+    dispatch_m<Rows>(p.d.M, p, dq, f.block_elems, static_cast<size_t>(f.block_bytes), n0, n1);
   });
   return TC_SUCCESS;
 }

@@ -3,22 +3,12 @@
 // Any K (a scalar tail covers K % 16). The int8 x int8 path widens to int16 and uses madd, so
 // every int8 value (-128 included) is exact; int32 partial sums are flushed to f32 every 8192
 // values (8192 * 2 * 128 * 128 < 2^31).
-#include <immintrin.h>
-
+#include "cpu/quant_simd.h"
 #include "cpu/thread_pool.h"
 #include "quant/matmul.h"
 
 namespace tc::cpu {
 namespace {
-
-#define TC_AVX2 __attribute__((target("avx2,fma,f16c")))
-
-TC_AVX2 inline float hsum(__m256 v) {
-  __m128 h = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-  h = _mm_add_ps(h, _mm_movehl_ps(h, h));
-  h = _mm_add_ss(h, _mm_movehdup_ps(h));
-  return _mm_cvtss_f32(h);
-}
 
 template <int M>
 TC_AVX2 void f32_rows(const quant::MatmulProblem& p, int64_t n0, int64_t n1) {
@@ -81,34 +71,7 @@ TC_AVX2 void i8_rows(const quant::MatmulProblem& p, int64_t n0, int64_t n1) {
 
 template <template <int> class R>
 tc_status_t run_by_m(const quant::MatmulProblem& p) {
-  parallel_for(p.d.N, 16, [&](int64_t n0, int64_t n1) {
-    switch (p.d.M) {
-      case 1:
-        R<1>::run(p, n0, n1);
-        break;
-      case 2:
-        R<2>::run(p, n0, n1);
-        break;
-      case 3:
-        R<3>::run(p, n0, n1);
-        break;
-      case 4:
-        R<4>::run(p, n0, n1);
-        break;
-      case 5:
-        R<5>::run(p, n0, n1);
-        break;
-      case 6:
-        R<6>::run(p, n0, n1);
-        break;
-      case 7:
-        R<7>::run(p, n0, n1);
-        break;
-      default:
-        R<8>::run(p, n0, n1);
-        break;
-    }
-  });
+  parallel_for(p.d.N, 16, [&](int64_t n0, int64_t n1) { dispatch_m<R>(p.d.M, p, n0, n1); });
   return TC_SUCCESS;
 }
 
