@@ -34,7 +34,7 @@ constexpr int kNAct8 = 131;
 
 std::vector<Case> cases() {
   std::vector<Case> out;
-  for (int M : {1, 2, 3, 5, 8, 9, 16, 33}) {
+  for (int M : {1, 2, 3, 4, 5, 6, 7, 8, 9, 16, 33}) {  // every GEMV M, then the GEMM rows
     for (tc_dtype_t w : {TC_DTYPE_Q4_0, TC_DTYPE_Q8_0}) {
       for (int K : {32, 288, 1056}) {  // 1, 9 and 33 blocks: tails of the 8-block groups
         out.push_back({w, TC_DTYPE_F32, false, M, 37, K});
