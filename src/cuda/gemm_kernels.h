@@ -30,7 +30,7 @@ struct GemmPlan {
   int cluster = 1;  // wgmma: 2 = CTA pairs sharing B through TMA multicast (128 x 256 tile)
   int grid = 0;     // CTAs (persistent kernels: min(work units, SMs))
   bool pack_a = false, pack_b = false;
-  bool prefetch = false;  // skinny: persistent grid, B prefetched into L2 a unit ahead
+  bool prefetch = false;  // skinny: B prefetched into L2 before grid_dep_wait (and ahead)
   bool swap_ab = false;   // wgmma: runs C^T = B^T A^T (fewer waves), C written transposed
   size_t workspace_bytes = 0;
 };

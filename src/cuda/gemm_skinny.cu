@@ -10,14 +10,16 @@
 // The 8 slices are summed through shared memory in warp order (deterministic).
 // Launched with programmatic dependent launch (gemm_launch_pdl.h): the index set-up overlaps
 // the previous kernel's tail, and the loads wait for it (grid_dep_wait).
-// Persistent variant (default; TC_SKINNY_PERSIST=0 turns it off): min(units, SMs) CTAs, one
-// per SM, each looping over 16-row units, so that the next decode kernel's CTAs fit beside
-// them. Each CTA prefetches its first unit of B into L2 *before* grid_dep_wait, and the next
-// unit while it computes the current one: back-to-back calls then keep DRAM busy across the
-// kernel boundary instead of draining and refilling it (4096^2 is ~10 us, the refill ~1-2 us).
-// An L2 prefetch never returns stale data (L2 is the GPU's point of coherence; a later write
-// by the previous kernel updates the line), so reading B early is safe even when the
-// previous kernel produced it; the real loads still come after grid_dep_wait.
+// L2 prefetch (default; TC_SKINNY_PREFETCH=0 turns it off): before grid_dep_wait each CTA
+// asks the TMA unit (cp.async.bulk.prefetch.L2, one request per row) for its first 16 rows of
+// B, so a CTA that becomes resident while the previous kernel's last CTAs still run starts
+// its DRAM traffic early. An L2 prefetch never returns stale data (L2 is the GPU's point of
+// coherence; a later write by the previous kernel updates the line), so this is safe even
+// when the previous kernel produced B; the real loads still come after grid_dep_wait.
+// Persistent grid (TC_SKINNY_PERSIST=1, off: measured slower): min(units, SMs) CTAs looping
+// over units, prefetching the next unit while computing one. H200, 2026-11-29, with per-line
+// prefetch.global.L2: 4096^2 M = 1 2368 vs 3126 GB/s, 14336x4096 2700 vs 3787: one CTA's
+// register-held loads per SM (64 KB) do not keep DRAM busy, and the prefetches did not help.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -53,17 +55,15 @@ __device__ __forceinline__ uint4 ld_a(const u8* base, bool ok) {
   return ok ? *reinterpret_cast<const uint4*>(base) : uint4{0, 0, 0, 0};
 }
 
-// Prefetches the 16 rows x K of B of `unit` into L2, one 128-byte line per thread and step.
+// Prefetches the 16 rows x K of B of `unit` into L2: one bulk request per row (rows are
+// 16-byte aligned and K * sizeof(T) is a multiple of 16: the planner checks K % 8).
 template <class T>
 __device__ __forceinline__ void prefetch_unit(const SkinnyArgs& a, i32 unit) {
-  const i32 lines = (a.K * i32(sizeof(T)) + 127) / 128;  // per row
-  const T* B = static_cast<const T*>(a.b);
-  for (i32 i = threadIdx.x; i < kRows * lines; i += blockDim.x) {
-    const i32 n = unit * kRows + i / lines;
-    if (n >= a.N) break;
-    const T* p = B + i64(n) * a.ldb + (i % lines) * (128 / i32(sizeof(T)));
-    asm volatile("prefetch.global.L2 [%0];" ::"l"(p));
-  }
+  const i32 n = unit * kRows + i32(threadIdx.x);
+  if (threadIdx.x >= kRows || n >= a.N) return;
+  const T* p = static_cast<const T*>(a.b) + i64(n) * a.ldb;
+  asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(p), "r"(u32(a.K * sizeof(T)))
+               : "memory");
 }
 
 template <class T, bool M16>
@@ -176,13 +176,15 @@ bool plan_gemm_skinny(const GemmProblem& p, const GemmDevice& dev, GemmPlan* pla
   plan->name = std::string("gemm_skinny_") + (d.a_dtype == TC_DTYPE_F16 ? "f16" : "bf16") +
                "_f32_nt_m" + (d.M > 8 ? "16" : "8") + "_n16_w8_u" + (d.M > 8 ? "4" : "8") +
                "_aligned16";
-  // Persistent grid with L2 prefetch unless TC_SKINNY_PERSIST=0 (read per plan: the lab A/Bs
-  // it in one run).
+  // L2 prefetch unless TC_SKINNY_PREFETCH=0; persistent grid only with TC_SKINNY_PERSIST=1
+  // (read per plan, so the bench and lab can A/B them).
   const int units = (d.N + kRows - 1) / kRows;
-  const char* knob = std::getenv("TC_SKINNY_PERSIST");
-  plan->prefetch = !(knob && std::strcmp(knob, "0") == 0);
-  plan->grid = plan->prefetch ? std::min(units, dev.sm_count) : units;
-  if (plan->prefetch) plan->name += "_persist";
+  const char* pf = std::getenv("TC_SKINNY_PREFETCH");
+  const char* persist = std::getenv("TC_SKINNY_PERSIST");
+  plan->prefetch = !(pf && std::strcmp(pf, "0") == 0);
+  plan->grid = persist && std::strcmp(persist, "1") == 0 ? std::min(units, dev.sm_count) : units;
+  if (plan->prefetch) plan->name += "_pf";
+  if (plan->grid < units) plan->name += "_persist";
   plan->workspace_bytes = 0;
   return true;
 }
