@@ -49,9 +49,11 @@ TC_AVX2 void rows(const uint8_t* w0, int64_t K, const ActQ8& a, float* y, int64_
     __m256 acc[M][2];
     for (int m = 0; m < M; ++m) acc[m][0] = acc[m][1] = _mm256_setzero_ps();
     for (int64_t g = 0; g < full; ++g) {
+      // The address is formed as an integer: it may lie past the end of W, where pointer
+      // arithmetic would be undefined.
+      const uintptr_t ahead = reinterpret_cast<uintptr_t>(w + g * kGroupBytes) + kPrefetchBytes;
       for (int o = 0; o < kGroupBytes; o += 64) {
-        _mm_prefetch(reinterpret_cast<const char*>(w + g * kGroupBytes + kPrefetchBytes + o),
-                     _MM_HINT_T0);
+        _mm_prefetch(reinterpret_cast<const char*>(ahead + o), _MM_HINT_T0);
       }
       group<U, M>(w + g * kGroupBytes, g, a, acc);
     }
