@@ -32,28 +32,17 @@ template <int CW>
 constexpr int kThreadsOf = (CW + 1) * 32;
 constexpr int kMaxStages = 8;
 constexpr int kMaxM = 4;
-constexpr size_t kSmemCap = 113 * 1024;  // two CTAs per SM (the next PDL grid's beside it)
-constexpr size_t kStageCap = 20 * 1024;
-constexpr size_t kHead = 128;  // the barriers
+constexpr size_t kSmemCap1 = 200 * 1024;  // one CTA per SM
+constexpr size_t kSmemCap2 = 113 * 1024;  // two CTAs per SM (the next PDL grid's beside it)
+constexpr size_t kHead = 128;             // the barriers
 constexpr uint32_t kM4 = 0x0F0F0F0Fu;
 
+struct Config;
+
 struct Geo {
-  int R = 0, S = 0;  // rows per stage, stages
+  int R = 0, S = 0;  // rows per stage, stages (a multiple of the consumer groups)
   size_t stage = 0, smem = 0;
 };
-
-Geo geometry(const Args& a, int mt) {
-  Geo g;
-  const size_t rb = w_row_bytes(a);
-  g.R = 1;
-  while (g.R < 16 && 2 * g.R * rb <= kStageCap) g.R *= 2;
-  g.stage = g.R * rb;
-  const size_t x = size_t(mt) * (size_t(a.K) + size_t(a.K) / 4);
-  const size_t left = kSmemCap > kHead + x ? kSmemCap - kHead - x : 0;
-  g.S = int(std::min<size_t>(kMaxStages, left / g.stage));
-  g.smem = kHead + x + g.S * g.stage;
-  return g;
-}
 
 __device__ __forceinline__ int dot4(int4 x, uint32_t a, uint32_t b, uint32_t c, uint32_t d, int s) {
   s = __dp4a(int(a), x.x, s);
@@ -62,10 +51,31 @@ __device__ __forceinline__ int dot4(int4 x, uint32_t a, uint32_t b, uint32_t c, 
   return __dp4a(int(d), x.w, s);
 }
 
-// acc[m] += this unit's 64 weights of the row times X row m's unit u.
+// X rows 0..MT-1 at unit u, held in registers while the warp dots them with two weight rows.
+template <int MT>
+struct XUnit {
+  int4 c[MT][4];  // the unit's 64 int8 values, 16 per int4
+  int4 s[MT];     // {d0, d1, sum0, sum1} of its two 32-blocks
+};
+
+template <int MT>
+__device__ __forceinline__ void load_x(XUnit<MT>& x, int u, int U, int M,
+                                       const int4* __restrict__ xq, const int4* __restrict__ xm) {
+#pragma unroll
+  for (int m = 0; m < MT; ++m) {
+    if (m >= M) break;
+    const int4* xc = xq + size_t(m) * 4 * U + u;
+    x.c[m][0] = xc[0];
+    x.c[m][1] = xc[U];
+    x.c[m][2] = xc[2 * U];
+    x.c[m][3] = xc[3 * U];
+    x.s[m] = xm[m * U + u];
+  }
+}
+
+// acc[m] += this unit's 64 weights of the row times X row m's unit (x).
 template <int FMT, int MT>
-__device__ __forceinline__ void unit_dot(const uint8_t* row, int u, int U, int M,
-                                         const int4* __restrict__ xq, const int4* __restrict__ xm,
+__device__ __forceinline__ void unit_dot(const uint8_t* row, int u, int M, const XUnit<MT>& x,
                                          float* acc) {
   if constexpr (FMT == kQ4_0) {  // blocks 2u (bytes 0..17) and 2u+1 (18..35)
     const uint32_t* p = reinterpret_cast<const uint32_t*>(row + 36 * u);
@@ -79,8 +89,7 @@ __device__ __forceinline__ void unit_dot(const uint8_t* row, int u, int U, int M
 #pragma unroll
     for (int m = 0; m < MT; ++m) {
       if (m >= M) break;
-      const int4* xc = xq + size_t(m) * 4 * U + u;
-      const int4 x0 = xc[0], x1 = xc[U], x2 = xc[2 * U], x3 = xc[3 * U], xs = xm[m * U + u];
+      const int4 x0 = x.c[m][0], x1 = x.c[m][1], x2 = x.c[m][2], x3 = x.c[m][3], xs = x.s[m];
       // Element e < 16 of a block is the low nibble of qs[e], e >= 16 the high one of qs[e-16].
       int s0 = dot4(x0, q0[0] & kM4, q0[1] & kM4, q0[2] & kM4, q0[3] & kM4, 0);
       s0 = dot4(x1, (q0[0] >> 4) & kM4, (q0[1] >> 4) & kM4, (q0[2] >> 4) & kM4, (q0[3] >> 4) & kM4,
@@ -102,8 +111,7 @@ __device__ __forceinline__ void unit_dot(const uint8_t* row, int u, int U, int M
 #pragma unroll
     for (int m = 0; m < MT; ++m) {
       if (m >= M) break;
-      const int4* xc = xq + size_t(m) * 4 * U + u;
-      const int4 x0 = xc[0], x1 = xc[U], x2 = xc[2 * U], x3 = xc[3 * U], xs = xm[m * U + u];
+      const int4 x0 = x.c[m][0], x1 = x.c[m][1], x2 = x.c[m][2], x3 = x.c[m][3], xs = x.s[m];
       int s0 = dot4(x0, q0[0], q0[1], q0[2], q0[3], 0);
       s0 = dot4(x1, q0[4], q0[5], q0[6], q0[7], s0);
       int s1 = dot4(x2, w[9], w[10], w[11], w[12], 0);
@@ -125,8 +133,7 @@ __device__ __forceinline__ void unit_dot(const uint8_t* row, int u, int U, int M
 #pragma unroll
     for (int m = 0; m < MT; ++m) {
       if (m >= M) break;
-      const int4* xc = xq + size_t(m) * 4 * U + u;
-      const int4 x0 = xc[0], x1 = xc[U], x2 = xc[2 * U], x3 = xc[3 * U], xs = xm[m * U + u];
+      const int4 x0 = x.c[m][0], x1 = x.c[m][1], x2 = x.c[m][2], x3 = x.c[m][3], xs = x.s[m];
       int s0 = dot4(x0, qa.x & kM4, qa.y & kM4, qa.z & kM4, qa.w & kM4, 0);
       s0 = dot4(x1, qb.x & kM4, qb.y & kM4, qb.z & kM4, qb.w & kM4, s0);
       int s1 =
@@ -172,8 +179,19 @@ __device__ __forceinline__ void quantize_unit(const float* __restrict__ x, int4*
   *meta = make_int4(__float_as_int(dd[0]), __float_as_int(dd[1]), ss[0], ss[1]);
 }
 
-template <int FMT, int MT, int kCW>
-__global__ void __launch_bounds__(kThreadsOf<kCW>, 2)
+// Warps consuming one stage (a pair of rows each) and groups of them taking turns on stages.
+// A group waits on a slot's `full` barrier two uses ahead only if the slot's previous use
+// belongs to another group, and parity waits cannot tell phases two apart: so S is a
+// multiple of the number of groups (the previous use of a slot is always the group's own).
+__host__ __device__ inline int stage_warps(int R, int CW) {
+  return min((R + 1) / 2, CW);
+}
+__host__ __device__ inline int stage_groups(int R, int CW, int S) {
+  return min(CW / stage_warps(R, CW), S);
+}
+
+template <int FMT, int MT, int kCW, int kMinBlocks>
+__global__ void __launch_bounds__(kThreadsOf<kCW>, kMinBlocks)
     bulk_gemv_kernel(const uint8_t* __restrict__ W, const float* __restrict__ X,
                      float* __restrict__ Y, int M, int N, int K, uint32_t rb, int R, int S) {
   extern __shared__ __align__(128) uint8_t smem[];
@@ -185,8 +203,7 @@ __global__ void __launch_bounds__(kThreadsOf<kCW>, 2)
   uint8_t* ring = reinterpret_cast<uint8_t*>(xm + size_t(MT) * U);
   const size_t stage = size_t(R) * rb;
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-  const int RW = min(R, kCW);  // warps per stage
-  const int NG = kCW / RW;     // stages consumed at once
+  const int RW = stage_warps(R, kCW), NG = stage_groups(R, kCW, S);  // S % NG == 0 (host)
   const int64_t tiles = (int64_t(N) + R - 1) / R;
   const int t0 = int(tiles * blockIdx.x / gridDim.x);
   const int my = int(tiles * (blockIdx.x + 1) / gridDim.x) - t0;
@@ -219,23 +236,33 @@ __global__ void __launch_bounds__(kThreadsOf<kCW>, 2)
   }
   bulk::sync_consumers(kCW * 32);
   const int group = warp / RW, wr = warp % RW;
+  if (group >= NG) return;  // fewer stages than groups: these warps only quantized X
   for (int s = group; s < my; s += NG) {
     const int slot = s % S;
     bulk::bar_wait(&full[slot], uint32_t((s / S) & 1));
     const int64_t row0 = int64_t(t0 + s) * R;
     const int rows = int(N - row0 < R ? N - row0 : R);
-    for (int r = wr; r < rows; r += RW) {
+    for (int r = 2 * wr; r < rows; r += 2 * RW) {  // rows r and r + 1 share the X loads
       const uint8_t* row = ring + slot * stage + size_t(r) * rb;
-      float acc[MT] = {};
+      const bool two = r + 1 < rows;
+      float acc[2][MT] = {};
 #pragma unroll 2
-      for (int u = lane; u < U; u += 32) unit_dot<FMT, MT>(row, u, U, M, xq, xm, acc);
+      for (int u = lane; u < U; u += 32) {
+        XUnit<MT> x;
+        load_x<MT>(x, u, U, M, xq, xm);
+        unit_dot<FMT, MT>(row, u, M, x, acc[0]);
+        if (two) unit_dot<FMT, MT>(row + rb, u, M, x, acc[1]);
+      }
 #pragma unroll
-      for (int m = 0; m < MT; ++m) {
-        if (m >= M) break;
-        float v = acc[m];
+      for (int h = 0; h < 2; ++h) {
 #pragma unroll
-        for (int o = 16; o > 0; o /= 2) v += __shfl_xor_sync(0xffffffffu, v, o);
-        if (lane == 0) Y[size_t(m) * N + row0 + r] = v;
+        for (int m = 0; m < MT; ++m) {
+          if (m >= M) break;
+          float v = acc[h][m];
+#pragma unroll
+          for (int o = 16; o > 0; o /= 2) v += __shfl_xor_sync(0xffffffffu, v, o);
+          if (lane == 0 && r + h < rows) Y[size_t(m) * N + row0 + r + h] = v;
+        }
       }
     }
     __syncwarp();
@@ -243,27 +270,46 @@ __global__ void __launch_bounds__(kThreadsOf<kCW>, 2)
   }
 }
 
-// Knobs for the benchmark's A/B: TC_QUANT_BULK_CTAS (CTAs per SM, 1 or 2) and
-// TC_QUANT_BULK_WARPS (consumer warps, 8 or 16).
-int ctas_per_sm() {
-  const char* v = std::getenv("TC_QUANT_BULK_CTAS");
-  return v && v[0] == '2' ? 2 : 1;
-}
-bool wide() {
-  const char* v = std::getenv("TC_QUANT_BULK_WARPS");
-  return v && v[0] == '1' && v[1] == '6';
+// Configurations: 16 consumer warps, one CTA per SM and up to ~200 KB of ring (default); or,
+// for an A/B, TC_QUANT_BULK_CTAS=2 (8 warps, two CTAs per SM of <= 113 KB, so the next PDL
+// grid's CTA streams beside this one) or TC_QUANT_BULK_WARPS=8 (8 warps, one CTA per SM).
+struct Config {
+  int warps, ctas;
+  size_t cap;
+};
+Config config(int M) {
+  const char* c = std::getenv("TC_QUANT_BULK_CTAS");
+  const char* w = std::getenv("TC_QUANT_BULK_WARPS");
+  if (M == 1 && c && c[0] == '2') return {8, 2, kSmemCap2};
+  if (M > 1 || (w && w[0] == '8')) return {8, 1, kSmemCap1};  // M > 1: registers for X
+  return {16, 1, kSmemCap1};
 }
 
-template <int FMT, int MT, int CW>
-tc_status_t launch_fmt(const Args& a, cudaStream_t s) {
-  auto* kernel = bulk_gemv_kernel<FMT, MT, CW>;
-  const Geo g = geometry(a, MT);
-  if (const tc_status_t st = allow_smem(reinterpret_cast<const void*>(kernel), kSmemCap);
+Geo geometry(const Args& a, int mt, const Config& c) {
+  Geo g;
+  const size_t rb = w_row_bytes(a);
+  const size_t stage_cap = c.ctas == 2 ? 20 * 1024 : 32 * 1024;
+  g.R = 1;
+  while (g.R < 32 && 2 * g.R * rb <= stage_cap) g.R *= 2;
+  g.stage = g.R * rb;
+  const size_t x = size_t(mt) * (size_t(a.K) + size_t(a.K) / 4);
+  const size_t left = c.cap > kHead + x ? c.cap - kHead - x : 0;
+  g.S = int(std::min<size_t>(kMaxStages, left / g.stage));
+  if (g.S > 0) g.S -= g.S % stage_groups(g.R, c.warps, g.S);
+  g.smem = kHead + x + g.S * g.stage;
+  return g;
+}
+
+template <int FMT, int MT, int CW, int MINB>
+tc_status_t launch_fmt(const Args& a, const Config& c, cudaStream_t s) {
+  auto* kernel = bulk_gemv_kernel<FMT, MT, CW, MINB>;
+  const Geo g = geometry(a, MT, c);
+  if (const tc_status_t st = allow_smem(reinterpret_cast<const void*>(kernel), kSmemCap1);
       st != TC_SUCCESS)
     return st;
   const int64_t tiles = (int64_t(a.N) + g.R - 1) / g.R;
   cudaLaunchConfig_t cfg{};
-  cfg.gridDim = dim3(unsigned(std::min<int64_t>(tiles, int64_t(ctas_per_sm()) * sm_count())));
+  cfg.gridDim = dim3(unsigned(std::min<int64_t>(tiles, int64_t(c.ctas) * sm_count())));
   cfg.blockDim = dim3(kThreadsOf<CW>);
   cfg.dynamicSmemBytes = g.smem;
   cfg.stream = s;
@@ -281,8 +327,12 @@ tc_status_t launch_fmt(const Args& a, cudaStream_t s) {
 
 template <int FMT>
 tc_status_t launch_m(const Args& a, cudaStream_t s) {
-  if (a.M == 1) return wide() ? launch_fmt<FMT, 1, 16>(a, s) : launch_fmt<FMT, 1, 8>(a, s);
-  return a.M == 2 ? launch_fmt<FMT, 2, 8>(a, s) : launch_fmt<FMT, 4, 8>(a, s);
+  const Config c = config(a.M);
+  if (a.M == 1) {
+    if (c.ctas == 2) return launch_fmt<FMT, 1, 8, 2>(a, c, s);
+    return c.warps == 8 ? launch_fmt<FMT, 1, 8, 1>(a, c, s) : launch_fmt<FMT, 1, 16, 1>(a, c, s);
+  }
+  return a.M == 2 ? launch_fmt<FMT, 2, 8, 1>(a, c, s) : launch_fmt<FMT, 4, 8, 1>(a, c, s);
 }
 
 }  // namespace
@@ -293,7 +343,7 @@ bool gemv_bulk_supports(const Args& a, std::string& why) {
     return (why = "formats Q4_0, Q8_0, Q4_K only", false);
   if (a.M < 1 || a.M > kMaxM) return (why = "M > 4", false);
   if (a.K % 256 != 0) return (why = "K % 256 != 0 (rows not a multiple of 16 bytes)", false);
-  if (geometry(a, a.M <= 2 ? a.M : kMaxM).S < 2)
+  if (geometry(a, a.M <= 2 ? a.M : kMaxM, config(a.M)).S < 2)
     return (why = "X and two stages do not fit in shared memory", false);
   const auto align = reinterpret_cast<uintptr_t>(a.w) | reinterpret_cast<uintptr_t>(a.x);
   if (align % 16 != 0) return (why = "W or X not 16-byte aligned", false);

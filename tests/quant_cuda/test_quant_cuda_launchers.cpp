@@ -7,6 +7,7 @@
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <map>
 #include <string>
 #include <vector>
@@ -60,6 +61,10 @@ std::vector<Case> cases() {
   out.push_back({TC_DTYPE_Q4_0, 1, 40009, 256});
   out.push_back({TC_DTYPE_Q4_K, 2, 20011, 256});
   out.push_back({TC_DTYPE_Q4_0, 32, 1001, 2048});  // MMA: 4 column tiles, a partial pass
+  // Wide K, many tiles per CTA: fewer stages than consumer groups (idle warps), slots reused,
+  // an odd last tile (a row pair with one row).
+  out.push_back({TC_DTYPE_Q4_0, 1, 4099, 14336});
+  out.push_back({TC_DTYPE_Q8_0, 1, 4099, 14336});
   return out;
 }
 
@@ -103,9 +108,15 @@ TEST(QuantCudaLaunchers, EveryLauncherMatchesFloat64) {
       args.y = static_cast<float*>(y.p);
       std::string why;
       if (!l.supports(args, why)) continue;
-      // Twice back to back, the second under PDL (where the launcher has it), NaN between.
-      for (int rep = 0; rep < 2; ++rep) {
-        args.pdl = rep == 1;
+      // Twice back to back, the second under PDL (where the launcher has it), NaN between;
+      // the bulk GEMV also in its two other configurations (bench A/B knobs).
+      const bool knobs = l.launch == kq::launch_gemv_bulk && c.M == 1;
+      for (int rep = 0; rep < (knobs ? 4 : 2); ++rep) {
+        args.pdl = rep % 2 == 1;
+        unsetenv("TC_QUANT_BULK_CTAS");
+        unsetenv("TC_QUANT_BULK_WARPS");
+        if (rep == 2) setenv("TC_QUANT_BULK_CTAS", "2", 1);
+        if (rep == 3) setenv("TC_QUANT_BULK_WARPS", "8", 1);
         ASSERT_EQ(cudaMemsetAsync(y.p, 0xff, ref.size() * 4, st), cudaSuccess);
         ASSERT_EQ(l.launch(args, st), TC_SUCCESS) << l.name << ": " << tc_last_error_message();
         std::vector<float> got(ref.size());
@@ -114,8 +125,10 @@ TEST(QuantCudaLaunchers, EveryLauncherMatchesFloat64) {
         ASSERT_EQ(cudaStreamSynchronize(st), cudaSuccess) << l.name;
         EXPECT_LE(rms_scaled(got, ref), l.act8 ? 5e-3 : 1e-4)
             << l.name << " w=" << c.w << " M=" << c.M << " N=" << c.N << " K=" << c.K
-            << " pdl=" << args.pdl;
+            << " pdl=" << args.pdl << " rep=" << rep;
       }
+      unsetenv("TC_QUANT_BULK_CTAS");
+      unsetenv("TC_QUANT_BULK_WARPS");
       ++ran[l.name];
     }
   }
