@@ -10,16 +10,17 @@
 // The 8 slices are summed through shared memory in warp order (deterministic).
 // Launched with programmatic dependent launch (gemm_launch_pdl.h): the index set-up overlaps
 // the previous kernel's tail, and the loads wait for it (grid_dep_wait).
-// L2 prefetch (default; TC_SKINNY_PREFETCH=0 turns it off): before grid_dep_wait each CTA
-// asks the TMA unit (cp.async.bulk.prefetch.L2, one request per row) for its first 16 rows of
-// B, so a CTA that becomes resident while the previous kernel's last CTAs still run starts
-// its DRAM traffic early. An L2 prefetch never returns stale data (L2 is the GPU's point of
-// coherence; a later write by the previous kernel updates the line), so this is safe even
-// when the previous kernel produced B; the real loads still come after grid_dep_wait.
-// Persistent grid (TC_SKINNY_PERSIST=1, off: measured slower): min(units, SMs) CTAs looping
-// over units, prefetching the next unit while computing one. H200, 2026-11-29, with per-line
-// prefetch.global.L2: 4096^2 M = 1 2368 vs 3126 GB/s, 14336x4096 2700 vs 3787: one CTA's
-// register-held loads per SM (64 KB) do not keep DRAM busy, and the prefetches did not help.
+// Two experiments stay behind knobs, off by default (H200, 2026-11-29, tc bench, GB/s, M = 1
+// on 4096^2 / 14336x4096 / 4096x14336; docs/gemm.md round 5):
+//  - TC_SKINNY_PREFETCH=1: before grid_dep_wait each CTA asks the TMA unit
+//    (cp.async.bulk.prefetch.L2, one request per row) for its 16 rows of B. That is safe even
+//    when the previous kernel wrote B (L2 is the point of coherence). 3115 / 3101 / 3086
+//    against 2966 / 3702 / 3518 without: +5% on the 33 MB shape, -12..-16% on the 117 MB ones,
+//    and -4% at M = 16 on 4096^2.
+//  - TC_SKINNY_PERSIST=1: min(units, SMs) CTAs loop over the units, one per SM, so that the
+//    next PDL kernel's CTAs fit beside them; each prefetches the next unit (per-line
+//    prefetch.global.L2 then): 2368 / 2700 / 2721 against 3126 / 3787 / 3695. One CTA's
+//    register-held loads (64 KB per SM) cannot keep DRAM busy.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -48,7 +49,7 @@ struct SkinnyArgs {
   i64 lda, ldb, ldc;
   float alpha, beta;
   i32 c_type;    // 0 f32, 1 f16, 2 bf16
-  i32 prefetch;  // L2 prefetch of each unit ahead of its loads (persistent grid)
+  i32 prefetch;  // TC_SKINNY_PREFETCH=1: L2 prefetch of each unit before its loads
 };
 
 __device__ __forceinline__ uint4 ld_a(const u8* base, bool ok) {
@@ -176,12 +177,12 @@ bool plan_gemm_skinny(const GemmProblem& p, const GemmDevice& dev, GemmPlan* pla
   plan->name = std::string("gemm_skinny_") + (d.a_dtype == TC_DTYPE_F16 ? "f16" : "bf16") +
                "_f32_nt_m" + (d.M > 8 ? "16" : "8") + "_n16_w8_u" + (d.M > 8 ? "4" : "8") +
                "_aligned16";
-  // L2 prefetch unless TC_SKINNY_PREFETCH=0; persistent grid only with TC_SKINNY_PERSIST=1
-  // (read per plan, so the bench and lab can A/B them).
+  // Experiments, both off (measured no faster, see the header): TC_SKINNY_PREFETCH=1 and
+  // TC_SKINNY_PERSIST=1 (read per plan, so the bench and lab can A/B them).
   const int units = (d.N + kRows - 1) / kRows;
   const char* pf = std::getenv("TC_SKINNY_PREFETCH");
   const char* persist = std::getenv("TC_SKINNY_PERSIST");
-  plan->prefetch = !(pf && std::strcmp(pf, "0") == 0);
+  plan->prefetch = pf && std::strcmp(pf, "1") == 0;
   plan->grid = persist && std::strcmp(persist, "1") == 0 ? std::min(units, dev.sm_count) : units;
   if (plan->prefetch) plan->name += "_pf";
   if (plan->grid < units) plan->name += "_persist";
