@@ -19,7 +19,11 @@
 //    accumulators into its 16 KB buffer (two 64-row x 128-byte boxes, 128B-swizzled, so the
 //    st.shared of a warp hit 32 distinct banks) and one thread issues TMA stores. The stores
 //    drain while the consumer already runs the next tile's wgmmas; the buffer is only waited
-//    for (bulk wait_group.read) when it is refilled. Otherwise: stores from registers.
+//    for (bulk wait_group.read) when it is refilled. TMA stores write whole 16-byte chunks, so
+//    the C map ends at N rounded down to 16 bytes (args.n_tma) and the last tile stores the
+//    ragged row end from registers (else the chunk would reach into C's row padding).
+//    Otherwise: stores from registers, transposed (C[n][m]) when the planner swapped the
+//    operands to run C^T = B^T A^T in fewer waves (args.c_trans).
 //  - Split-K writes 4-byte partials to `partial` ([batch][split][M][N]); gemm_splitk_reduce
 //    sums them in split order, so results do not depend on scheduling.
 #pragma once
