@@ -57,9 +57,11 @@ TC_AVX2 inline __m256i load256(const void* p) {
 
 // Q4_0: blocks i and i+4 share a register (one 128-bit lane each), so the low nibbles of both
 // (elements 0..15) and the high nibbles (16..31) are one AND and one shift+AND; the codes are
-// stored in that order (ActLayout::q4_0_pairs) and the two maddubs products of a pair are
-// added in int16 (at most 2 * 2 * 15 * 127 < 2^15) before one madd. The -8 offset is
-// 8 * (sum of the block's codes), subtracted from the int32 block sums.
+// stored in that order (ActLayout::q4_0_pairs). The maddubs products (|lane| <= 2 * 15 * 127)
+// of four register-halves are added in int16 (<= 15240 < 2^15) before one madd, so a group
+// needs 2 madds for 8 blocks. The -8 offset is 8 * (sum of the block's codes), subtracted from
+// the int32 block sums. (Two weight rows per pass sharing the activation loads measured no
+// faster: the loop is bound by the shuffle pipes, not by loads.)
 struct Q4_0 {
   static constexpr ActLayout kLayout = ActLayout::q4_0_pairs;
   static constexpr int kBlockBytes = sizeof(quant::BlockQ4_0);
