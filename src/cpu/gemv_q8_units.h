@@ -61,7 +61,7 @@ TC_AVX2 inline __m256i load256(const void* p) {
 // of four register-halves are added in int16 (<= 15240 < 2^15) before one madd, so a group
 // needs 2 madds for 8 blocks. The -8 offset is 8 * (sum of the block's codes), subtracted from
 // the int32 block sums. (Two weight rows per pass sharing the activation loads measured no
-// faster: the loop is bound by the shuffle pipes, not by loads.)
+// faster: the loop is not bound by its loads; by count, the shuffle pipes are the busiest.)
 struct Q4_0 {
   static constexpr ActLayout kLayout = ActLayout::q4_0_pairs;
   static constexpr int kBlockBytes = sizeof(quant::BlockQ4_0);
