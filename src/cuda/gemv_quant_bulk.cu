@@ -40,7 +40,7 @@ constexpr uint32_t kM4 = 0x0F0F0F0Fu;
 struct Config;
 
 struct Geo {
-  int R = 0, S = 0;  // rows per stage, stages (a multiple of the consumer groups)
+  int R = 0, RP = 2, S = 0;  // rows per stage and per warp, stages (a multiple of the groups)
   size_t stage = 0, smem = 0;
 };
 
@@ -179,21 +179,22 @@ __device__ __forceinline__ void quantize_unit(const float* __restrict__ x, int4*
   *meta = make_int4(__float_as_int(dd[0]), __float_as_int(dd[1]), ss[0], ss[1]);
 }
 
-// Warps consuming one stage (a pair of rows each) and groups of them taking turns on stages.
-// A group waits on a slot's `full` barrier two uses ahead only if the slot's previous use
-// belongs to another group, and parity waits cannot tell phases two apart: so S is a
-// multiple of the number of groups (the previous use of a slot is always the group's own).
-__host__ __device__ inline int stage_warps(int R, int CW) {
-  return min((R + 1) / 2, CW);
+// Warps consuming one stage (RP = 1 or 2 rows each: a pair shares the X loads) and groups of
+// them taking turns on stages. A group waits on a slot's `full` barrier two uses ahead only if
+// the slot's previous use belongs to another group, and parity waits cannot tell phases two
+// apart: so S is a multiple of the number of groups (a slot's previous use is the group's own).
+__host__ __device__ inline int stage_warps(int R, int RP, int CW) {
+  return min((R + RP - 1) / RP, CW);
 }
-__host__ __device__ inline int stage_groups(int R, int CW, int S) {
-  return min(CW / stage_warps(R, CW), S);
+__host__ __device__ inline int stage_groups(int R, int RP, int CW, int S) {
+  return min(CW / stage_warps(R, RP, CW), S);
 }
 
 template <int FMT, int MT, int kCW, int kMinBlocks>
 __global__ void __launch_bounds__(kThreadsOf<kCW>, kMinBlocks)
     bulk_gemv_kernel(const uint8_t* __restrict__ W, const float* __restrict__ X,
-                     float* __restrict__ Y, int M, int N, int K, uint32_t rb, int R, int S) {
+                     float* __restrict__ Y, int M, int N, int K, uint32_t rb, int R, int RP,
+                     int S) {
   extern __shared__ __align__(128) uint8_t smem[];
   uint64_t* full = reinterpret_cast<uint64_t*>(smem);
   uint64_t* empty = full + kMaxStages;
@@ -203,7 +204,7 @@ __global__ void __launch_bounds__(kThreadsOf<kCW>, kMinBlocks)
   uint8_t* ring = reinterpret_cast<uint8_t*>(xm + size_t(MT) * U);
   const size_t stage = size_t(R) * rb;
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-  const int RW = stage_warps(R, kCW), NG = stage_groups(R, kCW, S);  // S % NG == 0 (host)
+  const int RW = stage_warps(R, RP, kCW), NG = stage_groups(R, RP, kCW, S);  // S % NG == 0
   const int64_t tiles = (int64_t(N) + R - 1) / R;
   const int t0 = int(tiles * blockIdx.x / gridDim.x);
   const int my = int(tiles * (blockIdx.x + 1) / gridDim.x) - t0;
@@ -242,9 +243,9 @@ __global__ void __launch_bounds__(kThreadsOf<kCW>, kMinBlocks)
     bulk::bar_wait(&full[slot], uint32_t((s / S) & 1));
     const int64_t row0 = int64_t(t0 + s) * R;
     const int rows = int(N - row0 < R ? N - row0 : R);
-    for (int r = 2 * wr; r < rows; r += 2 * RW) {  // rows r and r + 1 share the X loads
+    for (int r = RP * wr; r < rows; r += RP * RW) {  // rows r and r + 1 share the X loads
       const uint8_t* row = ring + slot * stage + size_t(r) * rb;
-      const bool two = r + 1 < rows;
+      const bool two = RP == 2 && r + 1 < rows;
       float acc[2][MT] = {};
 #pragma unroll 2
       for (int u = lane; u < U; u += 32) {
@@ -270,9 +271,10 @@ __global__ void __launch_bounds__(kThreadsOf<kCW>, kMinBlocks)
   }
 }
 
-// Configurations: 16 consumer warps, one CTA per SM and up to ~200 KB of ring (default); or,
-// for an A/B, TC_QUANT_BULK_CTAS=2 (8 warps, two CTAs per SM of <= 113 KB, so the next PDL
-// grid's CTA streams beside this one) or TC_QUANT_BULK_WARPS=8 (8 warps, one CTA per SM).
+// Configurations (grid: one CTA per SM): 16 consumer warps and up to ~200 KB of ring (default);
+// or, for an A/B, TC_QUANT_BULK_CTAS=2 (8 warps, <= 113 KB, so that the next PDL grid's CTA
+// fits beside this one and starts its weight stream before this one ends) or
+// TC_QUANT_BULK_WARPS=8 (8 warps, up to ~200 KB).
 struct Config {
   int warps, ctas;
   size_t cap;
@@ -288,14 +290,25 @@ Config config(int M) {
 Geo geometry(const Args& a, int mt, const Config& c) {
   Geo g;
   const size_t rb = w_row_bytes(a);
-  const size_t stage_cap = c.ctas == 2 ? 20 * 1024 : 32 * 1024;
+  const size_t stage_cap = c.cap < kSmemCap1 ? 20 * 1024 : 32 * 1024;
   g.R = 1;
   while (g.R < 32 && 2 * g.R * rb <= stage_cap) g.R *= 2;
   g.stage = g.R * rb;
   const size_t x = size_t(mt) * (size_t(a.K) + size_t(a.K) / 4);
   const size_t left = c.cap > kHead + x ? c.cap - kHead - x : 0;
-  g.S = int(std::min<size_t>(kMaxStages, left / g.stage));
-  if (g.S > 0) g.S -= g.S % stage_groups(g.R, c.warps, g.S);
+  const int S = int(std::min<size_t>(kMaxStages, left / g.stage));
+  // Row pairs, unless single rows keep more warps busy (wide rows: few rows, few stages).
+  int best = -1;
+  for (int rp : {2, 1}) {
+    if (S <= 0) break;
+    const int ng = stage_groups(g.R, rp, c.warps, S);
+    const int busy = stage_warps(g.R, rp, c.warps) * ng;
+    if (busy > best) {
+      best = busy;
+      g.RP = rp;
+      g.S = S - S % ng;
+    }
+  }
   g.smem = kHead + x + g.S * g.stage;
   return g;
 }
@@ -309,7 +322,7 @@ tc_status_t launch_fmt(const Args& a, const Config& c, cudaStream_t s) {
     return st;
   const int64_t tiles = (int64_t(a.N) + g.R - 1) / g.R;
   cudaLaunchConfig_t cfg{};
-  cfg.gridDim = dim3(unsigned(std::min<int64_t>(tiles, int64_t(c.ctas) * sm_count())));
+  cfg.gridDim = dim3(unsigned(std::min<int64_t>(tiles, sm_count())));
   cfg.blockDim = dim3(kThreadsOf<CW>);
   cfg.dynamicSmemBytes = g.smem;
   cfg.stream = s;
@@ -320,7 +333,7 @@ tc_status_t launch_fmt(const Args& a, const Config& c, cudaStream_t s) {
   cfg.numAttrs = a.pdl ? 1 : 0;
   const cudaError_t e = cudaLaunchKernelEx(&cfg, kernel, static_cast<const uint8_t*>(a.w),
                                            static_cast<const float*>(a.x), a.y, a.M, a.N, a.K,
-                                           uint32_t(w_row_bytes(a)), g.R, g.S);
+                                           uint32_t(w_row_bytes(a)), g.R, g.RP, g.S);
   return e == cudaSuccess ? launched("quant bulk gemv kernel launch")
                           : cuda_fail(e, "quant bulk gemv kernel launch");
 }

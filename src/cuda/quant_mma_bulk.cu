@@ -4,11 +4,10 @@
 // Two kernels. The first quantizes X per 32 to int8 (scale amax / 127, as every q8 row) into
 // the caller's workspace: int8 rows [M][K] and per block and column {d, sum} [K/32][8 NT]. The
 // second, a persistent grid of one CTA per SM, copies that once into shared memory and streams
-// its range of 32-row passes through a ring of stages (32 rows x a K chunk, one bulk copy per
+// its range of 16-row passes through a ring of stages (16 rows x a K chunk, one bulk copy per
 // row, rows padded to an odd multiple of 16 bytes so the 8 row groups of a fragment load fall
-// on distinct banks). The first half of the consumer warps takes rows 0-15 of a pass, the
-// second rows 16-31, and the warps of a half split the units of each chunk; at the end of a
-// pass their sums meet in shared memory. Per 32-element block the MMA gets the block's raw quants
+// on distinct banks). The consumer warps split the units of each chunk; at the end of a pass
+// their sums meet in shared memory. Per 32-element block the MMA gets the block's raw quants
 // as int8 (Q4 nibbles 0..15, Q8_0 bytes): A = 16 weight rows x 32 k, B = 32 k x 8 activation rows;
 // the int32 result is scaled per (row, column) by d_w * d_x, Q4_0's -8 and Q4_K's mins go through
 // the x sums. Each weight byte is read once for the whole batch, so batch 8 moves nearly the bytes
@@ -32,7 +31,7 @@ namespace {
 __host__ __device__ constexpr int consumer_warps(int) {
   return 16;
 }
-constexpr int kPassRows = 32;
+constexpr int kPassRows = 16;  // one m16 tile of weight rows; all consumer warps split its K
 constexpr int kMaxStages = 8;
 constexpr size_t kSmemCap = 220 * 1024;
 constexpr size_t kHead = 256;  // barriers
@@ -42,14 +41,17 @@ constexpr uint32_t kM4 = 0x0F0F0F0Fu;
 __host__ __device__ constexpr int unit_bytes(int fmt) {
   return fmt == kQ8_0 ? 68 : 36;
 }
+// ~2.2 KB per row and stage: one bulk copy per row, and the first H200 run suggested that the
+// copies' count, not their bytes, limited 576-byte copies (~1.3 TB/s whatever the batch).
 __host__ __device__ constexpr int units_per_chunk(int fmt) {
-  return fmt == kQ8_0 ? 8 : 16;
+  return fmt == kQ8_0 ? 32 : 64;
 }
 
-// X of one K split must sit in shared memory beside >= kMinStages stages; K is cut into the
-// fewest equal splits (multiples of 256) for which it does. Each split is one launch of the
-// main kernel over all rows; the ones after the first add to Y.
-constexpr int kMinStages = 3;
+// X of one K split must sit in shared memory beside the ring: K is cut into the fewest equal
+// splits (multiples of 256) that leave room for 3 stages if that takes at most 2 splits, else
+// for 2 (~74 KB in flight). Each split is one launch of the main kernel over all rows; the
+// ones after the first add to Y.
+constexpr int kMinStages = 2;
 
 struct Geo {
   int NT = 1, S = 0, splits = 1, Ks = 0;  // Ks: K of a split (the last may be shorter)
@@ -68,15 +70,25 @@ Geo geometry(const Args& a) {
   const size_t stage = size_t(kPassRows) * g.stride;
   const size_t red = size_t(consumer_warps(g.NT)) * g.NT * 4 * 32 * 4;
   const int pieces = a.K / 256;
-  for (g.splits = 1; g.splits <= pieces; ++g.splits) {
-    g.Ks = (pieces + g.splits - 1) / g.splits * 256;
-    const size_t fixed = kHead + cols * (size_t(g.Ks) + 16) + size_t(g.Ks / 32) * cols * 8 + red;
-    g.S = fixed < kSmemCap ? int(std::min<size_t>(kMaxStages, (kSmemCap - fixed) / stage)) : 0;
-    g.smem = fixed + g.S * stage;
-    if (g.S >= kMinStages) break;
+  auto fit = [&](int splits, Geo* out) {
+    *out = g;
+    out->Ks = (pieces + splits - 1) / splits * 256;
+    const size_t fixed =
+        kHead + cols * (size_t(out->Ks) + 16) + size_t(out->Ks / 32) * cols * 8 + red;
+    out->S = fixed < kSmemCap ? int(std::min<size_t>(kMaxStages, (kSmemCap - fixed) / stage)) : 0;
+    out->smem = fixed + out->S * stage;
+    out->splits = (a.K + out->Ks - 1) / out->Ks;
+  };
+  Geo s2, s3;  // the fewest splits leaving room for 2 and for 3 stages
+  for (int splits = 1; splits <= pieces && s3.S < 3; ++splits) {
+    Geo t;
+    fit(splits, &t);
+    if (t.S >= 2 && s2.S < 2) s2 = t;
+    if (t.S >= 3) s3 = t;
   }
-  g.splits = g.Ks > 0 ? (a.K + g.Ks - 1) / g.Ks : 0;
-  return g;
+  if (s3.S >= 3 && s3.splits <= std::max(s2.splits, 2)) return s3;
+  s2.work = g.work;
+  return s2;
 }
 
 __device__ __forceinline__ void mma_s8(int* c, uint32_t a0, uint32_t a1, uint32_t a2, uint32_t a3,
@@ -196,7 +208,7 @@ __global__ void __launch_bounds__((consumer_warps(NT) + 1) * 32, 1)
   // This launch: columns k0 .. k0 + K of W and X (a split of Kfull); W, xq_g, meta_g are
   // the whole matrices.
   constexpr int UC = units_per_chunk(FMT), UB = unit_bytes(FMT), COLS = 8 * NT;
-  constexpr int kCW = consumer_warps(NT), KW = kCW / 2;  // KW warps split K per row group
+  constexpr int kCW = consumer_warps(NT), KW = kCW;  // KW warps split K per row group
   extern __shared__ __align__(128) uint8_t smem[];
   uint64_t* full = reinterpret_cast<uint64_t*>(smem);
   uint64_t* empty = full + kMaxStages;
@@ -300,22 +312,18 @@ __global__ void __launch_bounds__((consumer_warps(NT) + 1) * 32, 1)
           acc[nt][i] = 0.0f;
         }
       bulk::sync_consumers(kCW * 32);
-      if (wk == 0) {
-        const int64_t row0 = int64_t(p0 + s / CH) * kPassRows + 16 * rg + g;
-#pragma unroll
-        for (int nt = 0; nt < NT; ++nt)
-#pragma unroll
-          for (int i = 0; i < 4; ++i) {
-            float v = 0.0f;
-#pragma unroll
-            for (int w = 0; w < KW; ++w) v += red[((warp + w) * NT * 4 + nt * 4 + i) * 32 + lane];
-            const int64_t row = row0 + 8 * (i >> 1);
-            const int n = 8 * nt + 2 * t + (i & 1);
-            if (n < M && row < N) {
-              float* y = Y + size_t(n) * N + row;
-              *y = accumulate ? *y + v : v;
-            }
-          }
+      // Output o = (nt * 4 + i) * 32 + lane of the fragment: one thread each sums the warps'
+      // partials in warp order (deterministic).
+      for (int o = threadIdx.x; o < NT * 4 * 32; o += kCW * 32) {
+        float v = 0.0f;
+        for (int w = 0; w < KW; ++w) v += red[w * NT * 4 * 32 + o];
+        const int i = (o / 32) % 4, nt = o / 128, l = o % 32;
+        const int64_t row = int64_t(p0 + s / CH) * kPassRows + l / 4 + 8 * (i >> 1);
+        const int n = 8 * nt + 2 * (l % 4) + (i & 1);
+        if (n < M && row < N) {
+          float* y = Y + size_t(n) * N + row;
+          *y = accumulate ? *y + v : v;
+        }
       }
       bulk::sync_consumers(kCW * 32);
     }
