@@ -27,7 +27,7 @@
 namespace tc::cuda::quant {
 namespace {
 
-// Consumer warps (8 or 16, TC_QUANT_BULK_WARPS); one more warp is the producer.
+// Consumer warps (8, 12 or 16: Config below); one more warp is the producer.
 template <int CW>
 constexpr int kThreadsOf = (CW + 1) * 32;
 constexpr int kMaxStages = 8;
@@ -145,38 +145,47 @@ __device__ __forceinline__ void unit_dot(const uint8_t* row, int u, int M, const
   }
 }
 
-// X row m, elements 64u .. 64u+63, to int8 per 32 (scale amax / 127, round to nearest), as in
-// gemv_quant_q8.cu.
-__device__ __forceinline__ void quantize_unit(const float* __restrict__ x, int4* chunks, int U,
-                                              int4* meta) {
-  float dd[2];
-  int ss[2];
-#pragma unroll
-  for (int h = 0; h < 2; ++h) {
-    const float4* src = reinterpret_cast<const float4*>(x + 32 * h);
-    float4 v[8];
+// X (M rows) to int8 per 32 (scale amax / 127, round to nearest, as in gemv_quant_q8.cu) into
+// the unit layout, by all `threads` threads: four lanes per unit, each 16 values (one int4
+// chunk), a 32-block's amax and sum shared by a lane pair, so the L2 round trip of X and the
+// arithmetic after it are spread over 4x more threads than one unit per thread.
+__device__ __forceinline__ void quantize_x(const float* __restrict__ X, int M, int K, int U,
+                                           int threads, int4* xq, int4* xm) {
+  const int total = M * U * 4;  // a multiple of 4: the lanes of a unit are all in or all out
+  for (int i0 = 0; i0 < total; i0 += threads) {
+    const int i = i0 + int(threadIdx.x);
+    const bool ok = i < total;
+    const int j = i & 3, u = (i >> 2) % U, m = (i >> 2) / U;
+    float4 v[4] = {};
     float amax = 0.0f;
+    if (ok) {
+      const float4* src = reinterpret_cast<const float4*>(X + size_t(m) * K + 64 * u + 16 * j);
 #pragma unroll
-    for (int j = 0; j < 8; ++j) {
-      v[j] = __ldg(src + j);
-      amax = fmaxf(amax,
-                   fmaxf(fmaxf(fabsf(v[j].x), fabsf(v[j].y)), fmaxf(fabsf(v[j].z), fabsf(v[j].w))));
+      for (int e = 0; e < 4; ++e) {
+        v[e] = __ldg(src + e);
+        amax = fmaxf(
+            amax, fmaxf(fmaxf(fabsf(v[e].x), fabsf(v[e].y)), fmaxf(fabsf(v[e].z), fabsf(v[e].w))));
+      }
     }
+    amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, 1));  // the 32-block's two lanes
     const float id = amax > 0.0f ? 127.0f / amax : 0.0f;
-    int wq[8], sum = 0;
+    int wq[4], sum = 0;
 #pragma unroll
-    for (int j = 0; j < 8; ++j) {
-      const int q0 = __float2int_rn(v[j].x * id), q1 = __float2int_rn(v[j].y * id);
-      const int q2 = __float2int_rn(v[j].z * id), q3 = __float2int_rn(v[j].w * id);
+    for (int e = 0; e < 4; ++e) {
+      const int q0 = __float2int_rn(v[e].x * id), q1 = __float2int_rn(v[e].y * id);
+      const int q2 = __float2int_rn(v[e].z * id), q3 = __float2int_rn(v[e].w * id);
       sum += q0 + q1 + q2 + q3;
-      wq[j] = int((q0 & 255) | ((q1 & 255) << 8) | ((q2 & 255) << 16) | (uint32_t(q3 & 255) << 24));
+      wq[e] = int((q0 & 255) | ((q1 & 255) << 8) | ((q2 & 255) << 16) | (uint32_t(q3 & 255) << 24));
     }
-    chunks[size_t(2 * h) * U] = make_int4(wq[0], wq[1], wq[2], wq[3]);
-    chunks[size_t(2 * h + 1) * U] = make_int4(wq[4], wq[5], wq[6], wq[7]);
-    dd[h] = amax / 127.0f;
-    ss[h] = sum;
+    sum += __shfl_xor_sync(0xffffffffu, sum, 1);
+    const float d = amax / 127.0f;
+    const float d1 = __shfl_xor_sync(0xffffffffu, d, 2);  // lane j + 2: the unit's 2nd block
+    const int s1 = __shfl_xor_sync(0xffffffffu, sum, 2);
+    if (ok) {
+      xq[(size_t(m) * 4 + j) * U + u] = make_int4(wq[0], wq[1], wq[2], wq[3]);
+      if (j == 0) xm[m * U + u] = make_int4(__float_as_int(d), __float_as_int(d1), sum, s1);
+    }
   }
-  *meta = make_int4(__float_as_int(dd[0]), __float_as_int(dd[1]), ss[0], ss[1]);
 }
 
 // Warps consuming one stage (RP = 1 or 2 rows each: a pair shares the X loads) and groups of
@@ -231,10 +240,7 @@ __global__ void __launch_bounds__(kThreadsOf<kCW>, kMinBlocks)
     return;
   }
   bulk::grid_wait();  // X and Y belong to the previous grid until it is done
-  for (int i = threadIdx.x; i < M * U; i += kCW * 32) {
-    const int m = i / U, u = i % U;
-    quantize_unit(X + size_t(m) * K + 64 * u, xq + size_t(m) * 4 * U + u, U, xm + m * U + u);
-  }
+  quantize_x(X, M, K, U, kCW * 32, xq, xm);
   bulk::sync_consumers(kCW * 32);
   const int group = warp / RW, wr = warp % RW;
   if (group >= NG) return;  // fewer stages than groups: these warps only quantized X
@@ -272,7 +278,7 @@ __global__ void __launch_bounds__(kThreadsOf<kCW>, kMinBlocks)
 }
 
 // Configurations (grid: one CTA per SM): 16 consumer warps and up to ~200 KB of ring (default);
-// or, for an A/B, TC_QUANT_BULK_CTAS=2 (8 warps, <= 113 KB, so that the next PDL grid's CTA
+// or, for an A/B, TC_QUANT_BULK_CTAS=2 (12 warps, <= 113 KB, so that the next PDL grid's CTA
 // fits beside this one and starts its weight stream before this one ends) or
 // TC_QUANT_BULK_WARPS=8 (8 warps, up to ~200 KB).
 struct Config {
@@ -282,7 +288,7 @@ struct Config {
 Config config(int M) {
   const char* c = std::getenv("TC_QUANT_BULK_CTAS");
   const char* w = std::getenv("TC_QUANT_BULK_WARPS");
-  if (M == 1 && c && c[0] == '2') return {8, 2, kSmemCap2};
+  if (M == 1 && c && c[0] == '2') return {12, 2, kSmemCap2};
   if (M > 1 || (w && w[0] == '8')) return {8, 1, kSmemCap1};  // M > 1: registers for X
   return {16, 1, kSmemCap1};
 }
@@ -342,7 +348,7 @@ template <int FMT>
 tc_status_t launch_m(const Args& a, cudaStream_t s) {
   const Config c = config(a.M);
   if (a.M == 1) {
-    if (c.ctas == 2) return launch_fmt<FMT, 1, 8, 2>(a, c, s);
+    if (c.ctas == 2) return launch_fmt<FMT, 1, 12, 2>(a, c, s);
     return c.warps == 8 ? launch_fmt<FMT, 1, 8, 1>(a, c, s) : launch_fmt<FMT, 1, 16, 1>(a, c, s);
   }
   return a.M == 2 ? launch_fmt<FMT, 2, 8, 1>(a, c, s) : launch_fmt<FMT, 4, 8, 1>(a, c, s);
