@@ -268,7 +268,8 @@ __global__ void __launch_bounds__(kThreadsOf<kCW>, kMinBlocks)
           float v = acc[h][m];
 #pragma unroll
           for (int o = 16; o > 0; o /= 2) v += __shfl_xor_sync(0xffffffffu, v, o);
-          if (lane == 0 && r + h < rows) Y[size_t(m) * N + row0 + r + h] = v;
+          // h = 1 only for a pair (with RP = 1, row r + 1 belongs to another warp).
+          if (lane == 0 && (h == 0 || two)) Y[size_t(m) * N + row0 + r + h] = v;
         }
       }
     }
