@@ -1,31 +1,29 @@
-// Decode GEMV, M <= 4, 8-bit activations, Q4_0 / Q8_0 / Q4_K with 16-byte-multiple rows:
-// weights streamed by 1-D bulk copies through a ring of shared-memory stages (quant_bulk.cuh),
-// decoded from shared memory with conflict-free 4/16-byte loads, dp4a dots (quant_kernels.h:
-// launch_gemv_bulk).
+// Decode GEMV, M <= 4, 8-bit activations, Q4_0 / Q8_0 / Q4_K with K % 256 == 0 (row bytes a
+// multiple of 16): weights streamed by 1-D bulk copies through a ring of shared-memory stages
+// (quant_bulk.cuh), decoded from shared memory with conflict-free loads, dp4a dots
+// (gemv_quant_bulk_units.cuh; quant_kernels.h: launch_gemv_bulk).
 //
 // Why: the older GEMVs let each lane load its own 18/34/144-byte block with small loads, so the
 // L1/LSU passes, not HBM, set the rate (40-63% of the copy bandwidth). Here one producer lane
-// per CTA keeps S stages of R whole rows (~20 KB each, ~90 KB) in flight with one bulk copy per
-// stage, and a persistent grid of one CTA per SM walks a contiguous range of row tiles. The CTA
-// fits twice on an SM (<= 113 KB shared memory), so under programmatic dependent launch the
-// next GEMV's CTA starts its weight stream while this one drains.
-//
-// Work unit: 64 weights of a row (a pair of Q4_0 / Q8_0 blocks: 36 / 68 bytes, 9 / 17 words at
-// a 9 / 17-word stride, so 32 lanes hit 32 banks; a Q4_K chunk: 16-byte header + 32 quant
-// bytes, 144-byte stride, 4 banks apart per block). X is quantized per 32 to int8 by the
-// consumer warps while the first stages land, stored per unit as 4 int4 chunks [m][chunk][unit]
-// (lanes on consecutive units read consecutive 16 bytes) and {d0, d1, sum0, sum1} per unit.
+// per CTA keeps S stages of R whole rows (<= 32 KB each, one bulk copy per stage, ~150-200 KB)
+// in flight, a persistent grid of one CTA per SM walks a contiguous range of row tiles, and 16
+// consumer warps take a row pair (or a row) of a stage each, lanes on consecutive units. X is
+// quantized per 32 to int8 by the consumer warps while the first stages land, stored per unit
+// as 4 int4 chunks [m][chunk][unit] (lanes on consecutive units read consecutive 16 bytes) and
+// {d0, d1, sum0, sum1} per unit. docs/quant.md has the H200 figures.
 #include <cuda_runtime.h>
 
 #include <algorithm>
 #include <cstdlib>
 
-#include "cuda/gemv_quant_units.cuh"
+#include "cuda/gemv_quant_bulk_units.cuh"
 #include "cuda/quant_bulk.cuh"
 #include "cuda/quant_launch.cuh"
 
 namespace tc::cuda::quant {
 namespace {
+
+using namespace bulk_gemv;
 
 // Consumer warps (8, 12 or 16: Config below); one more warp is the producer.
 template <int CW>
@@ -35,7 +33,6 @@ constexpr int kMaxM = 4;
 constexpr size_t kSmemCap1 = 200 * 1024;  // one CTA per SM
 constexpr size_t kSmemCap2 = 113 * 1024;  // two CTAs per SM (the next PDL grid's beside it)
 constexpr size_t kHead = 128;             // the barriers
-constexpr uint32_t kM4 = 0x0F0F0F0Fu;
 
 struct Config;
 
@@ -43,150 +40,6 @@ struct Geo {
   int R = 0, RP = 2, S = 0;  // rows per stage and per warp, stages (a multiple of the groups)
   size_t stage = 0, smem = 0;
 };
-
-__device__ __forceinline__ int dot4(int4 x, uint32_t a, uint32_t b, uint32_t c, uint32_t d, int s) {
-  s = __dp4a(int(a), x.x, s);
-  s = __dp4a(int(b), x.y, s);
-  s = __dp4a(int(c), x.z, s);
-  return __dp4a(int(d), x.w, s);
-}
-
-// X rows 0..MT-1 at unit u, held in registers while the warp dots them with two weight rows.
-template <int MT>
-struct XUnit {
-  int4 c[MT][4];  // the unit's 64 int8 values, 16 per int4
-  int4 s[MT];     // {d0, d1, sum0, sum1} of its two 32-blocks
-};
-
-template <int MT>
-__device__ __forceinline__ void load_x(XUnit<MT>& x, int u, int U, int M,
-                                       const int4* __restrict__ xq, const int4* __restrict__ xm) {
-#pragma unroll
-  for (int m = 0; m < MT; ++m) {
-    if (m >= M) break;
-    const int4* xc = xq + size_t(m) * 4 * U + u;
-    x.c[m][0] = xc[0];
-    x.c[m][1] = xc[U];
-    x.c[m][2] = xc[2 * U];
-    x.c[m][3] = xc[3 * U];
-    x.s[m] = xm[m * U + u];
-  }
-}
-
-// acc[m] += this unit's 64 weights of the row times X row m's unit (x).
-template <int FMT, int MT>
-__device__ __forceinline__ void unit_dot(const uint8_t* row, int u, int M, const XUnit<MT>& x,
-                                         float* acc) {
-  if constexpr (FMT == kQ4_0) {  // blocks 2u (bytes 0..17) and 2u+1 (18..35)
-    const uint32_t* p = reinterpret_cast<const uint32_t*>(row + 36 * u);
-    uint32_t w[9];
-#pragma unroll
-    for (int i = 0; i < 9; ++i) w[i] = p[i];
-    const float d0 = h2f(uint16_t(w[0])), d1 = h2f(uint16_t(w[4] >> 16));
-    uint32_t q0[4];
-#pragma unroll
-    for (int i = 0; i < 4; ++i) q0[i] = __funnelshift_r(w[i], w[i + 1], 16);
-#pragma unroll
-    for (int m = 0; m < MT; ++m) {
-      if (m >= M) break;
-      const int4 x0 = x.c[m][0], x1 = x.c[m][1], x2 = x.c[m][2], x3 = x.c[m][3], xs = x.s[m];
-      // Element e < 16 of a block is the low nibble of qs[e], e >= 16 the high one of qs[e-16].
-      int s0 = dot4(x0, q0[0] & kM4, q0[1] & kM4, q0[2] & kM4, q0[3] & kM4, 0);
-      s0 = dot4(x1, (q0[0] >> 4) & kM4, (q0[1] >> 4) & kM4, (q0[2] >> 4) & kM4, (q0[3] >> 4) & kM4,
-                s0);
-      int s1 = dot4(x2, w[5] & kM4, w[6] & kM4, w[7] & kM4, w[8] & kM4, 0);
-      s1 = dot4(x3, (w[5] >> 4) & kM4, (w[6] >> 4) & kM4, (w[7] >> 4) & kM4, (w[8] >> 4) & kM4, s1);
-      acc[m] += d0 * __int_as_float(xs.x) * float(s0 - 8 * xs.z) +
-                d1 * __int_as_float(xs.y) * float(s1 - 8 * xs.w);
-    }
-  } else if constexpr (FMT == kQ8_0) {  // blocks 2u (bytes 0..33) and 2u+1 (34..67)
-    const uint32_t* p = reinterpret_cast<const uint32_t*>(row + 68 * u);
-    uint32_t w[17];
-#pragma unroll
-    for (int i = 0; i < 17; ++i) w[i] = p[i];
-    const float d0 = h2f(uint16_t(w[0])), d1 = h2f(uint16_t(w[8] >> 16));
-    uint32_t q0[8];
-#pragma unroll
-    for (int i = 0; i < 8; ++i) q0[i] = __funnelshift_r(w[i], w[i + 1], 16);
-#pragma unroll
-    for (int m = 0; m < MT; ++m) {
-      if (m >= M) break;
-      const int4 x0 = x.c[m][0], x1 = x.c[m][1], x2 = x.c[m][2], x3 = x.c[m][3], xs = x.s[m];
-      int s0 = dot4(x0, q0[0], q0[1], q0[2], q0[3], 0);
-      s0 = dot4(x1, q0[4], q0[5], q0[6], q0[7], s0);
-      int s1 = dot4(x2, w[9], w[10], w[11], w[12], 0);
-      s1 = dot4(x3, w[13], w[14], w[15], w[16], s1);
-      acc[m] += d0 * __int_as_float(xs.x) * float(s0) + d1 * __int_as_float(xs.y) * float(s1);
-    }
-  } else {  // Q4_K: super-block u / 4, chunk c = u % 4: sub-blocks 2c (low), 2c + 1 (high)
-    const uint8_t* blk = row + 144 * (u >> 2);
-    const int c = u & 3;
-    const uint4 head = *reinterpret_cast<const uint4*>(blk);
-    const uint4 qa = *reinterpret_cast<const uint4*>(blk + 16 + 32 * c);
-    const uint4 qb = *reinterpret_cast<const uint4*>(blk + 32 + 32 * c);
-    const float d = h2f(uint16_t(head.x)), dmin = h2f(uint16_t(head.x >> 16));
-    int sc0, m0, sc1, m1;
-    q4k_scale_min_words(2 * c, head.y, head.z, head.w, &sc0, &m0);
-    q4k_scale_min_words(2 * c + 1, head.y, head.z, head.w, &sc1, &m1);
-    const float ds0 = d * float(sc0), ds1 = d * float(sc1);
-    const float dm0 = dmin * float(m0), dm1 = dmin * float(m1);
-#pragma unroll
-    for (int m = 0; m < MT; ++m) {
-      if (m >= M) break;
-      const int4 x0 = x.c[m][0], x1 = x.c[m][1], x2 = x.c[m][2], x3 = x.c[m][3], xs = x.s[m];
-      int s0 = dot4(x0, qa.x & kM4, qa.y & kM4, qa.z & kM4, qa.w & kM4, 0);
-      s0 = dot4(x1, qb.x & kM4, qb.y & kM4, qb.z & kM4, qb.w & kM4, s0);
-      int s1 =
-          dot4(x2, (qa.x >> 4) & kM4, (qa.y >> 4) & kM4, (qa.z >> 4) & kM4, (qa.w >> 4) & kM4, 0);
-      s1 = dot4(x3, (qb.x >> 4) & kM4, (qb.y >> 4) & kM4, (qb.z >> 4) & kM4, (qb.w >> 4) & kM4, s1);
-      acc[m] += __int_as_float(xs.x) * (ds0 * float(s0) - dm0 * float(xs.z)) +
-                __int_as_float(xs.y) * (ds1 * float(s1) - dm1 * float(xs.w));
-    }
-  }
-}
-
-// X (M rows) to int8 per 32 (scale amax / 127, round to nearest, as in gemv_quant_q8.cu) into
-// the unit layout, by all `threads` threads: four lanes per unit, each 16 values (one int4
-// chunk), a 32-block's amax and sum shared by a lane pair, so the L2 round trip of X and the
-// arithmetic after it are spread over 4x more threads than one unit per thread.
-__device__ __forceinline__ void quantize_x(const float* __restrict__ X, int M, int K, int U,
-                                           int threads, int4* xq, int4* xm) {
-  const int total = M * U * 4;  // a multiple of 4: the lanes of a unit are all in or all out
-  for (int i0 = 0; i0 < total; i0 += threads) {
-    const int i = i0 + int(threadIdx.x);
-    const bool ok = i < total;
-    const int j = i & 3, u = (i >> 2) % U, m = (i >> 2) / U;
-    float4 v[4] = {};
-    float amax = 0.0f;
-    if (ok) {
-      const float4* src = reinterpret_cast<const float4*>(X + size_t(m) * K + 64 * u + 16 * j);
-#pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        v[e] = __ldg(src + e);
-        amax = fmaxf(
-            amax, fmaxf(fmaxf(fabsf(v[e].x), fabsf(v[e].y)), fmaxf(fabsf(v[e].z), fabsf(v[e].w))));
-      }
-    }
-    amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, 1));  // the 32-block's two lanes
-    const float id = amax > 0.0f ? 127.0f / amax : 0.0f;
-    int wq[4], sum = 0;
-#pragma unroll
-    for (int e = 0; e < 4; ++e) {
-      const int q0 = __float2int_rn(v[e].x * id), q1 = __float2int_rn(v[e].y * id);
-      const int q2 = __float2int_rn(v[e].z * id), q3 = __float2int_rn(v[e].w * id);
-      sum += q0 + q1 + q2 + q3;
-      wq[e] = int((q0 & 255) | ((q1 & 255) << 8) | ((q2 & 255) << 16) | (uint32_t(q3 & 255) << 24));
-    }
-    sum += __shfl_xor_sync(0xffffffffu, sum, 1);
-    const float d = amax / 127.0f;
-    const float d1 = __shfl_xor_sync(0xffffffffu, d, 2);  // lane j + 2: the unit's 2nd block
-    const int s1 = __shfl_xor_sync(0xffffffffu, sum, 2);
-    if (ok) {
-      xq[(size_t(m) * 4 + j) * U + u] = make_int4(wq[0], wq[1], wq[2], wq[3]);
-      if (j == 0) xm[m * U + u] = make_int4(__float_as_int(d), __float_as_int(d1), sum, s1);
-    }
-  }
-}
 
 // Warps consuming one stage (RP = 1 or 2 rows each: a pair shares the X loads) and groups of
 // them taking turns on stages. A group waits on a slot's `full` barrier two uses ahead only if
