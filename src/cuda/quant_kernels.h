@@ -96,7 +96,7 @@ TC_QUANT_LAUNCH tc_status_t launch_dequant_w(const Args& a, bool to_f16, void* o
 TC_QUANT_LAUNCH tc_status_t launch_convert_x(const Args& a, bool to_f16, void* out, void* stream);
 
 // The decode kernel the table's CUDA rows would pick for `a` (M <= 32): when a.act8 the MMA
-// bulk kernel (M > 1, a.work given), the bulk GEMV, the staged or plain q8 GEMV; else the
+// bulk kernel (M > 2, a.work given), the bulk GEMV, the staged or plain q8 GEMV; else the
 // staged or plain f32 GEMV where they serve, else the MMA batch kernel, else v1; `name`
 // (optional) gets the row's name.
 TC_QUANT_LAUNCH tc_status_t launch_decode(const Args& a, void* stream, const char** name);
