@@ -87,17 +87,22 @@ uint64_t pow2_ceil(int64_t x) {
   return std::bit_ceil(uint64_t(x < 1 ? 1 : x));
 }
 
-// A dimension's class: up to 64 the next multiple of 8, beyond that the next power of two.
-// Small M are decode batches, where the best kernel changes within a power of two (cuBLASLt's
-// best algorithm for M = 17..24 lost 12% at M = 25..32 with W 4096x4096, H200 2026-11-29).
+// A dimension's class: exact up to 32, then the next multiple of 8 up to 64, beyond that the
+// next power of two. Small M are decode batches, where the best kernel changes within a few
+// rows: cuBLASLt's best algorithm for M = 17..24 lost 12% at M = 25..32 with W 4096x4096, and
+// the skinny kernel tuned at M = 9 served M = 13..16 on W 14336x4096 at 0.91-0.93x of
+// cuBLASLt (H200, 2026-11-29), so each M up to 32 is tuned on its own.
 uint64_t bucket(int64_t x) {
-  return x <= 64 ? uint64_t((std::max<int64_t>(x, 1) + 7) / 8 * 8) : pow2_ceil(x);
+  if (x <= 32) return uint64_t(std::max<int64_t>(x, 1));
+  return x <= 64 ? uint64_t((x + 7) / 8 * 8) : pow2_ceil(x);
 }
 
-// bucket() as a small code: 1..8 for 8..64, then 9, 10, ... for 128, 256, ...
+// bucket() as a small code (6 bits): 1..32 as is, 33..36 for 40..64, then 37, 38, ... for
+// 128, 256, ... (2^31 is 61).
 uint64_t bucket_code(int64_t x) {
   const uint64_t b = bucket(x);
-  return b <= 64 ? b / 8 : 8 + uint64_t(std::countr_zero(b)) - 6;
+  if (b <= 32) return b;
+  return b <= 64 ? 32 + (b - 32) / 8 : 36 + uint64_t(std::countr_zero(b)) - 6;
 }
 
 uint64_t log2_ceil(int64_t x) {

@@ -3,8 +3,8 @@
 // (a GemmTimer: CUDA) times every row that can serve it and stores the winner here and on disk;
 // later calls, in this process or the next, go straight to it.
 //
-// Key: op, dtypes, transposes, shape class (M, N, K rounded up to a multiple of 8 up to 64 and
-// to a power of two beyond; batch to a power of two),
+// Key: op, dtypes, transposes, shape class (M, N, K exact up to 32, rounded up to a multiple of 8
+// up to 64 and to a power of two beyond; batch to a power of two),
 // operand alignment (TMA and vector loads need 16-byte pitches), device ("NVIDIA H200 sm_90
 // 132 SMs cublasLt 130000") and tc's version, so a new library or GPU never reads stale winners.
 // File: TC_AUTOTUNE_CACHE, else $XDG_CACHE_HOME/tc/autotune.json, else ~/.cache/tc/autotune.json;

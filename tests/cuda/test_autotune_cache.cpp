@@ -63,7 +63,7 @@ TEST(AutotuneCache, KeyNamesDtypesTransposesClassAlignmentDeviceAndVersion) {
   EXPECT_NE(k.find("GPU-X sm_90 132 SMs"), std::string::npos) << k;
   EXPECT_NE(k.find(tc_version_string()), std::string::npos) << k;
   // Same class: sizes inside the same powers of two (beyond 64) share the key; a transpose does
-  // not; small sizes are classed by multiples of 8.
+  // not; sizes up to 32 are classed exactly, up to 64 by multiples of 8.
   GemmProblem q = p;
   q.d.M = 1020;
   q.d.N = 5000;
@@ -73,11 +73,11 @@ TEST(AutotuneCache, KeyNamesDtypesTransposesClassAlignmentDeviceAndVersion) {
   EXPECT_NE(autotune::gemm_key(p, "GPU-Y sm_90 132 SMs"), k);
   GemmProblem small = p;
   small.d.M = 17;
-  EXPECT_NE(autotune::gemm_key(small, "d").find("m24 "), std::string::npos);
-  small.d.M = 25;
-  EXPECT_NE(autotune::gemm_key(small, "d").find("m32 "), std::string::npos);
+  EXPECT_NE(autotune::gemm_key(small, "d").find("m17 "), std::string::npos);
+  small.d.M = 33;
+  EXPECT_NE(autotune::gemm_key(small, "d").find("m40 "), std::string::npos);
   small.d.M = 1;
-  EXPECT_NE(autotune::gemm_key(small, "d").find("m8 "), std::string::npos);
+  EXPECT_NE(autotune::gemm_key(small, "d").find("m1 "), std::string::npos);
 }
 
 TEST(AutotuneCache, DefaultLocationFollowsXdgThenHome) {
@@ -158,6 +158,20 @@ TEST(AutotuneCache, PerCallLookupSeesStoresAndLocationChanges) {
   q = p;
   q.d.N = 60;  // same class (n64)
   EXPECT_TRUE(autotune::lookup(q, "dev").has_value());
+  q = p;
+  q.d.M = 57;  // same class (m64)
+  EXPECT_TRUE(autotune::lookup(q, "dev").has_value());
+  // Up to 32 every M is its own class (decode batches: the best kernel changes within a few rows).
+  q = p;
+  q.d.M = 16;
+  autotune::store(q, "dev", {"gemm_m16", 0, 1.0});
+  q.d.M = 13;
+  EXPECT_FALSE(autotune::lookup(q, "dev").has_value());
+  q.d.M = 16;
+  ASSERT_TRUE(autotune::lookup(q, "dev").has_value());
+  EXPECT_STREQ(autotune::lookup(q, "dev")->row, "gemm_m16");
+  EXPECT_NE(autotune::gemm_key(q, "dev").find(" m16 "), std::string::npos)
+      << autotune::gemm_key(q, "dev");
   // Another file: the memo does not answer from the old one.
   write_text(two, autotune::serialize({{autotune::gemm_key(p, "dev"), {"gemm_y", 0, 1.0}}}));
   ScopedEnv env2("TC_AUTOTUNE_CACHE", two.c_str());
