@@ -44,6 +44,9 @@ TEST(QuantCuda, GraphReplayEqualsPublicCall) {
     ASSERT_EQ(cudaMemcpy(w.p, wt.bytes.data(), wt.bytes.size(), cudaMemcpyHostToDevice),
               cudaSuccess);
     ASSERT_EQ(cudaMemcpy(x.p, a.data(), a.bytes(), cudaMemcpyHostToDevice), cudaSuccess);
+    // A copy from pageable memory may return before its DMA lands, and the kernels run on a
+    // non-blocking stream that does not wait for the legacy stream: wait for the copies here.
+    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
     ASSERT_EQ(cudaMemset(y.p, 0xff, api.size() * 4), cudaSuccess);  // NaN
     kq::Args args;
     args.M = s.M;

@@ -90,6 +90,9 @@ TEST(QuantCudaLaunchers, EveryLauncherMatchesFloat64) {
     ASSERT_EQ(cudaMemcpy(w.p, wt.bytes.data(), wt.bytes.size(), cudaMemcpyHostToDevice),
               cudaSuccess);
     ASSERT_EQ(cudaMemcpy(x.p, a.data(), a.bytes(), cudaMemcpyHostToDevice), cudaSuccess);
+    // A copy from pageable memory may return before its DMA lands, and the kernels run on a
+    // non-blocking stream that does not wait for the legacy stream: wait for the copies here.
+    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
     kq::Args wa;  // the MMA bulk kernel's workspace (X as int8)
     wa.M = c.M;
     wa.K = c.K;
