@@ -40,6 +40,18 @@ __device__ __forceinline__ void tma_load_3d_multicast(void* dst, const TmaMap* m
       : "memory");
 }
 
+// 1-D bulk copy (the TMA's linear mode, no tensor map): `bytes` (a multiple of 16; both
+// addresses 16-byte aligned) from global to shared memory, completing that many bytes of
+// transaction count on `bar`. PTX ISA "cp.async.bulk".
+__device__ __forceinline__ void bulk_copy_g2s(void* dst, const void* src, u32 bytes,
+                                              mbarrier* bar) {
+  asm volatile(
+      "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::
+          "r"(smem_addr(dst)),
+      "l"(src), "r"(bytes), "r"(smem_addr(bar))
+      : "memory");
+}
+
 // Stores the box at element coordinates (c0, c1, c2) from `src` (same swizzle as the map).
 // Out-of-range box elements are not written. Completion is tracked per thread by bulk groups.
 __device__ __forceinline__ void tma_store_3d(const TmaMap* map, u32 src_smem, i32 c0, i32 c1,
