@@ -1,21 +1,18 @@
 // Host side of the warp-specialized TMA form (Plan::ws): which launches TMA can address, and
-// the tensor maps handed to the kernel as `const __grid_constant__ tc::tile::TmaMap` parameters.
-// The encoding mirrors src/cuda/tile/tma_host.h (3-D map, 128-byte swizzle, zero fill out of
-// range), which cannot be included here: it pulls in the device headers, which only nvcc
-// compiles. Only built with the CUDA runtime (PHOBOS_HAVE_CUDART).
+// the tensor maps handed to the kernel as `const __grid_constant__ tc::tile::TmaMap` parameters,
+// encoded by the tile library's host side (src/cuda/tile/tma_host.h: 3-D map, 128-byte swizzle,
+// zero fill out of range). Only built with the CUDA runtime (PHOBOS_HAVE_CUDART).
 #pragma once
 
 #include <vector>
 
 #include "../bind.h"
 #include "../passes/plan.h"
+#include "tma_map.h"
 
 namespace phobos {
 
-// Same size and alignment as CUtensorMap (and tc::tile::TmaMap).
-struct alignas(128) TmaMapHost {
-  unsigned long long opaque[16];
-};
+using TmaMapHost = tc::tile::TmaMap;
 
 // Every operand's base is 16-byte aligned, its rows (the inner dimension) are whole 16-byte
 // chunks and no extent is 0.

@@ -6,13 +6,9 @@
 #pragma once
 
 #include "mbarrier.cuh"
+#include "tma_map.h"
 
 namespace tc::tile {
-
-// Same size and alignment as CUtensorMap; opaque to the device code.
-struct alignas(128) TmaMap {
-  u64 opaque[16];
-};
 
 __device__ __forceinline__ void tma_prefetch_map(const TmaMap* map) {
   asm volatile("prefetch.tensormap [%0];" ::"l"(map) : "memory");

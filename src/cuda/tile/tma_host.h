@@ -1,6 +1,7 @@
 // Host side of TMA: encodes a tiled tensor map with cuTensorMapEncodeTiled, reached through
 // cudaGetDriverEntryPointByVersion so that tc never links libcuda (ARCHITECTURE.md: a CUDA
-// build must load on machines without a driver). Host-only; device code includes tma.cuh.
+// build must load on machines without a driver). Host-only, and plain C++ (g++ compiles it: it
+// needs only the map type, not the device headers); device code includes tma.cuh.
 #pragma once
 
 #include <cuda.h>
@@ -9,7 +10,7 @@
 
 #include <cstdint>
 
-#include "tma.cuh"
+#include "tma_map.h"
 
 namespace tc::tile {
 
