@@ -28,10 +28,11 @@ inline bool pdl_enabled() {
   return capable.load(std::memory_order_acquire) & bit;
 }
 
-// cluster > 1: a (cluster, 1, 1) thread-block cluster; grid.x must be a multiple of it.
+// Launches `kernel` with cudaLaunchKernelEx: cluster > 1 makes (cluster, 1, 1) thread-block
+// clusters (grid.x must be a multiple of it); pdl adds programmatic stream serialization.
 template <class... Params, class... Args>
-cudaError_t launch_maybe_pdl(void (*kernel)(Params...), dim3 grid, dim3 block, size_t smem,
-                             cudaStream_t stream, int cluster, Args&&... args) {
+cudaError_t launch_ex(void (*kernel)(Params...), dim3 grid, dim3 block, size_t smem,
+                      cudaStream_t stream, int cluster, bool pdl, Args&&... args) {
   cudaLaunchConfig_t cfg{};
   cfg.gridDim = grid;
   cfg.blockDim = block;
@@ -46,7 +47,7 @@ cudaError_t launch_maybe_pdl(void (*kernel)(Params...), dim3 grid, dim3 block, s
     attr[n].val.clusterDim.z = 1;
     ++n;
   }
-  if (pdl_enabled()) {
+  if (pdl) {
     attr[n].id = cudaLaunchAttributeProgrammaticStreamSerialization;
     attr[n].val.programmaticStreamSerializationAllowed = 1;
     ++n;
@@ -54,6 +55,14 @@ cudaError_t launch_maybe_pdl(void (*kernel)(Params...), dim3 grid, dim3 block, s
   cfg.attrs = attr;
   cfg.numAttrs = n;
   return cudaLaunchKernelEx(&cfg, kernel, std::forward<Args>(args)...);
+}
+
+// launch_ex with PDL where pdl_enabled() says so (the GEMM kernels).
+template <class... Params, class... Args>
+cudaError_t launch_maybe_pdl(void (*kernel)(Params...), dim3 grid, dim3 block, size_t smem,
+                             cudaStream_t stream, int cluster, Args&&... args) {
+  return launch_ex(kernel, grid, block, smem, stream, cluster, pdl_enabled(),
+                   std::forward<Args>(args)...);
 }
 
 }  // namespace tc::cuda

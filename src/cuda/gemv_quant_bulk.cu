@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <cstdlib>
 
+#include "cuda/gemm_launch_pdl.h"
 #include "cuda/gemv_quant_bulk_units.cuh"
 #include "cuda/quant_bulk.cuh"
 #include "cuda/quant_launch.cuh"
@@ -181,19 +182,10 @@ tc_status_t launch_fmt(const Args& a, const Config& c, cudaStream_t s) {
       st != TC_SUCCESS)
     return st;
   const int64_t tiles = (int64_t(a.N) + g.R - 1) / g.R;
-  cudaLaunchConfig_t cfg{};
-  cfg.gridDim = dim3(unsigned(std::min<int64_t>(tiles, sm_count())));
-  cfg.blockDim = dim3(kThreadsOf<CW>);
-  cfg.dynamicSmemBytes = g.smem;
-  cfg.stream = s;
-  cudaLaunchAttribute attr{};
-  attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  attr.val.programmaticStreamSerializationAllowed = 1;
-  cfg.attrs = &attr;
-  cfg.numAttrs = a.pdl ? 1 : 0;
-  const cudaError_t e = cudaLaunchKernelEx(&cfg, kernel, static_cast<const uint8_t*>(a.w),
-                                           static_cast<const float*>(a.x), a.y, a.M, a.N, a.K,
-                                           uint32_t(w_row_bytes(a)), g.R, g.RP, g.S);
+  const cudaError_t e = launch_ex(kernel, dim3(unsigned(std::min<int64_t>(tiles, sm_count()))),
+                                  dim3(kThreadsOf<CW>), g.smem, s, 1, a.pdl,
+                                  static_cast<const uint8_t*>(a.w), static_cast<const float*>(a.x),
+                                  a.y, a.M, a.N, a.K, uint32_t(w_row_bytes(a)), g.R, g.RP, g.S);
   return e == cudaSuccess ? launched("quant bulk gemv kernel launch")
                           : cuda_fail(e, "quant bulk gemv kernel launch");
 }

@@ -19,6 +19,7 @@
 
 #include <algorithm>
 
+#include "cuda/gemm_launch_pdl.h"
 #include "cuda/quant_bulk.cuh"
 #include "cuda/quant_launch.cuh"
 #include "cuda/quant_mma_bulk_units.cuh"
@@ -268,21 +269,15 @@ tc_status_t launch_main(const Args& a, const Geo& g, int k0, cudaStream_t s) {
       st != TC_SUCCESS)
     return st;
   const int64_t passes = (int64_t(a.N) + kPassRows - 1) / kPassRows;
-  cudaLaunchConfig_t cfg{};
-  cfg.gridDim = dim3(unsigned(std::min<int64_t>(passes, sm_count())));
-  cfg.blockDim = dim3((consumer_warps(NT) + 1) * 32);
-  cfg.dynamicSmemBytes = g.smem;
-  cfg.stream = s;
-  cudaLaunchAttribute attr{};
-  attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  attr.val.programmaticStreamSerializationAllowed = 1;
-  cfg.attrs = &attr;
-  cfg.numAttrs = 1;
   const auto* xq = static_cast<const int8_t*>(a.work);
   const auto* meta = reinterpret_cast<const int2*>(xq + size_t(a.M) * a.K);
-  const cudaError_t e = cudaLaunchKernelEx(&cfg, kernel, static_cast<const uint8_t*>(a.w), xq, meta,
-                                           a.y, a.M, a.N, std::min(g.Ks, a.K - k0), k0, a.K, k0 > 0,
-                                           uint32_t(w_row_bytes(a)), g.stride, g.S);
+  // Always PDL: its wait orders it after the X quantizer (or the previous K slice) before it
+  // reads their output, while its weight stream starts at once.
+  const cudaError_t e =
+      launch_ex(kernel, dim3(unsigned(std::min<int64_t>(passes, sm_count()))),
+                dim3((consumer_warps(NT) + 1) * 32), g.smem, s, 1, true,
+                static_cast<const uint8_t*>(a.w), xq, meta, a.y, a.M, a.N, std::min(g.Ks, a.K - k0),
+                k0, a.K, k0 > 0, uint32_t(w_row_bytes(a)), g.stride, g.S);
   return e == cudaSuccess ? launched("quant mma bulk kernel launch")
                           : cuda_fail(e, "quant mma bulk kernel launch");
 }
@@ -326,17 +321,9 @@ tc_status_t launch_mma_bulk(const Args& a, void* stream) {
   auto* xq = static_cast<int8_t*>(a.work);
   auto* meta = reinterpret_cast<int2*>(xq + size_t(a.M) * a.K);
   const int cols = 8 * g.NT, items = (a.K / 32) * cols;
-  cudaLaunchConfig_t cfg{};
-  cfg.gridDim = dim3(unsigned((items + 255) / 256));
-  cfg.blockDim = dim3(256);
-  cfg.stream = s;
-  cudaLaunchAttribute attr{};
-  attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  attr.val.programmaticStreamSerializationAllowed = 1;
-  cfg.attrs = &attr;
-  cfg.numAttrs = a.pdl ? 1 : 0;
-  const cudaError_t e = cudaLaunchKernelEx(&cfg, quantize_x_kernel, static_cast<const float*>(a.x),
-                                           xq, meta, a.M, a.K, cols);
+  const cudaError_t e =
+      launch_ex(quantize_x_kernel, dim3(unsigned((items + 255) / 256)), dim3(256), 0, s, 1, a.pdl,
+                static_cast<const float*>(a.x), xq, meta, a.M, a.K, cols);
   if (e != cudaSuccess) return cuda_fail(e, "quant mma bulk: X quantize launch");
   switch (a.w_dtype) {
     case TC_DTYPE_Q4_0:
