@@ -217,14 +217,7 @@ bool gemv_bulk_supports(const Args& a, std::string& why) {
 
 tc_status_t launch_gemv_bulk(const Args& a, void* stream) {
   auto s = static_cast<cudaStream_t>(stream);
-  switch (a.w_dtype) {
-    case TC_DTYPE_Q4_0:
-      return launch_m<kQ4_0>(a, s);
-    case TC_DTYPE_Q8_0:
-      return launch_m<kQ8_0>(a, s);
-    default:
-      return launch_m<kQ4_K>(a, s);
-  }
+  return with_format(a.w_dtype, [&](auto f) { return launch_m<decltype(f)::value>(a, s); });
 }
 
 }  // namespace tc::cuda::quant

@@ -175,14 +175,7 @@ bool gemv_q8_supports(const Args& a, std::string& why) {
 
 tc_status_t launch_gemv_q8(const Args& a, void* stream) {
   auto s = static_cast<cudaStream_t>(stream);
-  switch (a.w_dtype) {
-    case TC_DTYPE_Q4_0:
-      return launch_fmt<kQ4_0>(a, s);
-    case TC_DTYPE_Q8_0:
-      return launch_fmt<kQ8_0>(a, s);
-    default:
-      return launch_fmt<kQ4_K>(a, s);
-  }
+  return with_format(a.w_dtype, [&](auto f) { return launch_fmt<decltype(f)::value>(a, s); });
 }
 
 }  // namespace tc::cuda::quant

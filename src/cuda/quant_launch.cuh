@@ -3,6 +3,9 @@
 
 #include <cuda_runtime_api.h>
 
+#include <type_traits>
+
+#include "cuda/quant_dequant.cuh"
 #include "cuda/quant_kernels.h"
 
 namespace tc::cuda {
@@ -28,6 +31,20 @@ inline int format_code(tc_dtype_t t) {
       return 3;
     default:
       return -1;  // I8
+  }
+}
+
+// Calls f(std::integral_constant<int, FMT>{}) for weight format t among the three the GEMV and
+// MMA kernels serve (Q4_0, Q8_0, else Q4_K): the one format switch of every launcher.
+template <class F>
+decltype(auto) with_format(tc_dtype_t t, F&& f) {
+  switch (t) {
+    case TC_DTYPE_Q4_0:
+      return f(std::integral_constant<int, kQ4_0>{});
+    case TC_DTYPE_Q8_0:
+      return f(std::integral_constant<int, kQ8_0>{});
+    default:
+      return f(std::integral_constant<int, kQ4_K>{});
   }
 }
 

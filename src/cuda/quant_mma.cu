@@ -271,17 +271,7 @@ bool mma_supports(const Args& a, std::string& why) {
 
 tc_status_t launch_mma(const Args& a, void* stream) {
   auto s = static_cast<cudaStream_t>(stream);
-  switch (a.w_dtype) {
-    case TC_DTYPE_Q4_0:
-      launch_fmt<kQ4_0>(a, s);
-      break;
-    case TC_DTYPE_Q8_0:
-      launch_fmt<kQ8_0>(a, s);
-      break;
-    default:
-      launch_fmt<kQ4_K>(a, s);
-      break;
-  }
+  with_format(a.w_dtype, [&](auto f) { launch_fmt<decltype(f)::value>(a, s); });
   return launched("quant mma kernel launch");
 }
 

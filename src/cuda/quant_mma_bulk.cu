@@ -325,14 +325,7 @@ tc_status_t launch_mma_bulk(const Args& a, void* stream) {
       launch_ex(quantize_x_kernel, dim3(unsigned((items + 255) / 256)), dim3(256), 0, s, 1, a.pdl,
                 static_cast<const float*>(a.x), xq, meta, a.M, a.K, cols);
   if (e != cudaSuccess) return cuda_fail(e, "quant mma bulk: X quantize launch");
-  switch (a.w_dtype) {
-    case TC_DTYPE_Q4_0:
-      return launch_fmt<kQ4_0>(a, g, s);
-    case TC_DTYPE_Q8_0:
-      return launch_fmt<kQ8_0>(a, g, s);
-    default:
-      return launch_fmt<kQ4_K>(a, g, s);
-  }
+  return with_format(a.w_dtype, [&](auto f) { return launch_fmt<decltype(f)::value>(a, g, s); });
 }
 
 }  // namespace tc::cuda::quant
