@@ -133,19 +133,15 @@ __device__ __forceinline__ void quantize_x(const float* __restrict__ X, int M, i
 #pragma unroll
       for (int e = 0; e < 4; ++e) {
         v[e] = __ldg(src + e);
-        amax = fmaxf(
-            amax, fmaxf(fmaxf(fabsf(v[e].x), fabsf(v[e].y)), fmaxf(fabsf(v[e].z), fabsf(v[e].w))));
+        amax = fmaxf(amax, amax4(v[e]));
       }
     }
     amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, 1));  // the 32-block's two lanes
-    const float id = amax > 0.0f ? 127.0f / amax : 0.0f;
+    const float id = q8_inv_scale(amax);
     int wq[4], sum = 0;
 #pragma unroll
     for (int e = 0; e < 4; ++e) {
-      const int q0 = __float2int_rn(v[e].x * id), q1 = __float2int_rn(v[e].y * id);
-      const int q2 = __float2int_rn(v[e].z * id), q3 = __float2int_rn(v[e].w * id);
-      sum += q0 + q1 + q2 + q3;
-      wq[e] = int((q0 & 255) | ((q1 & 255) << 8) | ((q2 & 255) << 16) | (uint32_t(q3 & 255) << 24));
+      wq[e] = q8_pack4(v[e], id, sum);
     }
     sum += __shfl_xor_sync(0xffffffffu, sum, 1);
     const float d = amax / 127.0f;

@@ -61,18 +61,13 @@ __global__ void __launch_bounds__(kThreads)
 #pragma unroll
       for (int j = 0; j < 8; ++j) {
         v[j] = __ldg(src + j);
-        amax = fmaxf(
-            amax, fmaxf(fmaxf(fabsf(v[j].x), fabsf(v[j].y)), fmaxf(fabsf(v[j].z), fabsf(v[j].w))));
+        amax = fmaxf(amax, amax4(v[j]));
       }
-      const float id = amax > 0.0f ? 127.0f / amax : 0.0f;
+      const float id = q8_inv_scale(amax);
       int sum = 0;
 #pragma unroll
       for (int j = 0; j < 8; ++j) {
-        const int q0 = __float2int_rn(v[j].x * id), q1 = __float2int_rn(v[j].y * id);
-        const int q2 = __float2int_rn(v[j].z * id), q3 = __float2int_rn(v[j].w * id);
-        sum += q0 + q1 + q2 + q3;
-        xq[size_t(j) * G + g] =
-            int((q0 & 255) | ((q1 & 255) << 8) | ((q2 & 255) << 16) | (uint32_t(q3 & 255) << 24));
+        xq[size_t(j) * G + g] = q8_pack4(v[j], id, sum);
       }
       xd[g] = amax / 127.0f;
       xsum[g] = sum;

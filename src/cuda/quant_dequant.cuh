@@ -73,4 +73,20 @@ __device__ __forceinline__ void decode_group32(int fmt, const uint8_t* row, int 
   }
 }
 
+// 8-bit activations, ggml's Q8 convention: per 32 values the scale amax / 127, codes rounded to
+// nearest. The largest magnitude of a float4, the inverse scale of a block, and four values
+// times that inverse scale packed into one int8x4 word (added to `sum`).
+__device__ __forceinline__ float amax4(float4 v) {
+  return fmaxf(fmaxf(fabsf(v.x), fabsf(v.y)), fmaxf(fabsf(v.z), fabsf(v.w)));
+}
+__device__ __forceinline__ float q8_inv_scale(float amax) {
+  return amax > 0.0f ? 127.0f / amax : 0.0f;
+}
+__device__ __forceinline__ int q8_pack4(float4 v, float id, int& sum) {
+  const int q0 = __float2int_rn(v.x * id), q1 = __float2int_rn(v.y * id);
+  const int q2 = __float2int_rn(v.z * id), q3 = __float2int_rn(v.w * id);
+  sum += q0 + q1 + q2 + q3;
+  return int((q0 & 255) | ((q1 & 255) << 8) | ((q2 & 255) << 16) | (uint32_t(q3 & 255) << 24));
+}
+
 }  // namespace tc::cuda::quant

@@ -110,18 +110,13 @@ __global__ void quantize_x_kernel(const float* __restrict__ X, int8_t* __restric
 #pragma unroll
       for (int j = 0; j < 8; ++j) {
         v[j] = __ldg(src + j);
-        amax = fmaxf(
-            amax, fmaxf(fmaxf(fabsf(v[j].x), fabsf(v[j].y)), fmaxf(fabsf(v[j].z), fabsf(v[j].w))));
+        amax = fmaxf(amax, amax4(v[j]));
       }
-      const float id = amax > 0.0f ? 127.0f / amax : 0.0f;
+      const float id = q8_inv_scale(amax);
       int w[8], sum = 0;
 #pragma unroll
       for (int j = 0; j < 8; ++j) {
-        const int q0 = __float2int_rn(v[j].x * id), q1 = __float2int_rn(v[j].y * id);
-        const int q2 = __float2int_rn(v[j].z * id), q3 = __float2int_rn(v[j].w * id);
-        sum += q0 + q1 + q2 + q3;
-        w[j] =
-            int((q0 & 255) | ((q1 & 255) << 8) | ((q2 & 255) << 16) | (uint32_t(q3 & 255) << 24));
+        w[j] = q8_pack4(v[j], id, sum);
       }
       int4* dst = reinterpret_cast<int4*>(xq + size_t(n) * K + 32 * g);
       dst[0] = make_int4(w[0], w[1], w[2], w[3]);
