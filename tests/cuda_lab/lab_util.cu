@@ -1,6 +1,7 @@
 // Device-side helpers of the lab and the cuBLAS call (see lab_util.h).
 #include <type_traits>
 
+#include "cuda/cuda_types.h"
 #include "lab_util.h"
 
 namespace lab {
@@ -48,21 +49,6 @@ void fill_random(void* p, tc_dtype_t t, size_t n, uint64_t seed, cudaStream_t s)
   LAB_CHECK(cudaGetLastError());
 }
 
-static cudaDataType_t cuda_type(tc_dtype_t t) {
-  switch (t) {
-    case TC_DTYPE_F16:
-      return CUDA_R_16F;
-    case TC_DTYPE_BF16:
-      return CUDA_R_16BF;
-    case TC_DTYPE_I8:
-      return CUDA_R_8I;
-    case TC_DTYPE_I32:
-      return CUDA_R_32I;
-    default:
-      return CUDA_R_32F;
-  }
-}
-
 cublasStatus_t cublas_gemm(cublasHandle_t h, const tc::GemmProblem& p, void* c) {
   const auto& d = p.d;
   cublasSetStream(h, static_cast<cudaStream_t>(p.stream));
@@ -78,13 +64,13 @@ cublasStatus_t cublas_gemm(cublasHandle_t h, const tc::GemmProblem& p, void* c) 
   const cublasOperation_t opa = d.transpose_b ? CUBLAS_OP_T : CUBLAS_OP_N;  // cuBLAS "A" = B
   const cublasOperation_t opb = d.transpose_a ? CUBLAS_OP_T : CUBLAS_OP_N;
   if (p.batch > 1)
-    return cublasGemmStridedBatchedEx(h, opa, opb, d.N, d.M, d.K, alpha, p.b, cuda_type(d.b_dtype),
-                                      d.ldb, p.stride_b, p.a, cuda_type(d.a_dtype), d.lda,
-                                      p.stride_a, beta, c, cuda_type(d.c_dtype), d.ldc, p.stride_c,
-                                      p.batch, ct, CUBLAS_GEMM_DEFAULT);
-  return cublasGemmEx(h, opa, opb, d.N, d.M, d.K, alpha, p.b, cuda_type(d.b_dtype), d.ldb, p.a,
-                      cuda_type(d.a_dtype), d.lda, beta, c, cuda_type(d.c_dtype), d.ldc, ct,
-                      CUBLAS_GEMM_DEFAULT);
+    return cublasGemmStridedBatchedEx(
+        h, opa, opb, d.N, d.M, d.K, alpha, p.b, tc::cuda::cuda_data_type(d.b_dtype), d.ldb,
+        p.stride_b, p.a, tc::cuda::cuda_data_type(d.a_dtype), d.lda, p.stride_a, beta, c,
+        tc::cuda::cuda_data_type(d.c_dtype), d.ldc, p.stride_c, p.batch, ct, CUBLAS_GEMM_DEFAULT);
+  return cublasGemmEx(h, opa, opb, d.N, d.M, d.K, alpha, p.b, tc::cuda::cuda_data_type(d.b_dtype),
+                      d.ldb, p.a, tc::cuda::cuda_data_type(d.a_dtype), d.lda, beta, c,
+                      tc::cuda::cuda_data_type(d.c_dtype), d.ldc, ct, CUBLAS_GEMM_DEFAULT);
 }
 
 }  // namespace lab
