@@ -1,6 +1,8 @@
-// Host helper: launches a kernel with programmatic dependent launch (tile/grid_dep.cuh) when
-// the device supports it (sm_90+) and TC_GEMM_PDL is not "0"; a plain launch otherwise. The
-// kernel must call grid_dep_wait() before its first global memory access.
+// Host helpers for cudaLaunchKernelEx: launch_ex (clusters and programmatic dependent launch,
+// tile/grid_dep.cuh, as the caller asks; the quantized kernels pass their Args::pdl) and
+// launch_maybe_pdl (PDL when the device supports it, sm_90+, and TC_GEMM_PDL is not "0"; the
+// GEMM kernels). A kernel launched with PDL must call grid_dep_wait() before it touches memory
+// the previous kernel writes.
 #pragma once
 
 #include <cuda_runtime.h>
