@@ -8,7 +8,6 @@
 
 #include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "commands.h"
 #include "gemm_runner.h"
@@ -28,14 +27,6 @@ struct Options {
   std::vector<std::string> suites;  // CUDA: sweep, shapes, decode (default all)
   std::string filter;               // CUDA: only cases whose label contains this
 };
-
-std::vector<std::string> split(const std::string& s) {
-  std::vector<std::string> out;
-  std::stringstream ss(s);
-  for (std::string x; std::getline(ss, x, ',');)
-    if (!x.empty()) out.push_back(x);
-  return out;
-}
 
 void run_cuda_bench([[maybe_unused]] tc_context_t* ctx, [[maybe_unused]] const Options& o) {
 #ifdef TC_HAVE_BENCH_EXTRAS
@@ -142,9 +133,16 @@ void tc_cli_add_bench(CLI::App& app) {
   bench->require_subcommand(1);
   auto o = std::make_shared<Options>();
   auto* gemm = bench->add_subcommand("gemm", "GEMM sweep: sizes x dtypes, TFLOP/s and backend");
-  auto sizes = std::make_shared<std::string>(), dtypes = std::make_shared<std::string>();
-  gemm->add_option("--sizes", *sizes, "comma-separated square sizes (default 256..4096)");
-  gemm->add_option("--dtypes", *dtypes, "comma-separated: f16,bf16,f32,tf32,i8");
+  auto* sizes =
+      gemm->add_option("--sizes", o->sizes, "comma-separated square sizes (default 256..4096)")
+          ->delimiter(',')
+          ->check(CLI::Range(1, 1 << 16));
+  auto* dtypes = gemm->add_option("--dtypes", o->dtypes, "comma-separated: f16,bf16,f32,tf32,i8")
+                     ->delimiter(',')
+                     ->check([](const std::string& d) {
+                       tc::cli::GemmSpec s;
+                       return tc::cli::parse_dtype(d, s) ? std::string() : "unknown dtype " + d;
+                     });
   gemm->add_flag("--large", o->large, "add 8192");
   gemm->add_flag("--vs-peer,--vs-cublas", o->vs_peer,
                  "time the peer library (OpenBLAS on the CPU, cuBLASLt on CUDA) in the same run");
@@ -153,26 +151,14 @@ void tc_cli_add_bench(CLI::App& app) {
   gemm->add_option("--device", o->device, "auto | cpu | cuda")
       ->check(CLI::IsMember({"auto", "cpu", "cuda"}));
   auto* secs = gemm->add_option("--seconds", o->seconds, "minimum measuring time per cell");
-  auto suites = std::make_shared<std::string>();
-  gemm->add_option("--suites", *suites, "CUDA: comma-separated sweep,shapes,decode (default all)");
+  gemm->add_option("--suites", o->suites, "CUDA: comma-separated sweep,shapes,decode (default all)")
+      ->delimiter(',')
+      ->check(CLI::IsMember({"sweep", "shapes", "decode"}));
   gemm->add_option("--filter", o->filter, "CUDA: only cases whose label contains this text");
-  gemm->callback([o, sizes, dtypes, suites, secs] {
+  gemm->callback([o, sizes, dtypes, secs] {
     o->seconds_given = secs->count() > 0;
-    o->sizes_given = !sizes->empty();
-    o->dtypes_given = !dtypes->empty();
-    if (!suites->empty()) o->suites = split(*suites);
-    for (auto& x : o->suites)
-      if (x != "sweep" && x != "shapes" && x != "decode")
-        throw CLI::ValidationError("--suites", "unknown suite " + x);
-    if (!sizes->empty()) {
-      o->sizes.clear();
-      for (auto& x : split(*sizes)) o->sizes.push_back(std::stoi(x));
-    }
-    if (!dtypes->empty()) o->dtypes = split(*dtypes);
-    for (auto& d : o->dtypes) {
-      tc::cli::GemmSpec s;
-      if (!tc::cli::parse_dtype(d, s)) throw CLI::ValidationError("--dtypes", "unknown dtype " + d);
-    }
+    o->sizes_given = sizes->count() > 0;
+    o->dtypes_given = dtypes->count() > 0;
     run_bench(*o);
   });
 }

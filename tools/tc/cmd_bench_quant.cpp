@@ -9,7 +9,6 @@
 
 #include <fstream>
 #include <memory>
-#include <sstream>
 
 #include "bench_quant_cpu.h"
 #include "commands.h"
@@ -20,32 +19,12 @@
 namespace {
 
 struct Options {
-  std::string device = "auto", json, formats, batches, ms;
+  std::string device = "auto", json;
+  std::vector<std::string> formats;
+  std::vector<int> batches, ms;
   int layers = 32, n = 4096, k = 4096;
   double seconds = 0;
 };
-
-std::vector<std::string> split(const std::string& s) {
-  std::vector<std::string> out;
-  std::stringstream ss(s);
-  for (std::string x; std::getline(ss, x, ',');)
-    if (!x.empty()) out.push_back(x);
-  return out;
-}
-
-std::vector<int> ints(const std::string& s, const char* opt) {
-  std::vector<int> out;
-  for (const auto& x : split(s)) {
-    try {
-      out.push_back(std::stoi(x));
-    } catch (const std::exception&) {
-      throw CLI::ValidationError(opt, "'" + x + "' is not an integer");
-    }
-    if (out.back() < 1 || out.back() > 32)
-      throw CLI::ValidationError(opt, "'" + x + "' is outside 1..32");
-  }
-  return out;
-}
 
 tc_context_t* open_context(const Options& o, const char* cmd) {
   const tc_device_t dev = o.device == "cpu"    ? TC_DEVICE_CPU
@@ -78,8 +57,8 @@ void run_decode(const Options& o) {
   }
 #ifdef TC_HAVE_BENCH_DECODE
   tc::bench::DecodeBenchOptions d;
-  if (!o.formats.empty()) d.formats = split(o.formats);
-  if (!o.batches.empty()) d.batches = ints(o.batches, "--batches");
+  if (!o.formats.empty()) d.formats = o.formats;
+  if (!o.batches.empty()) d.batches = o.batches;
   d.layers = o.layers;
   if (o.seconds > 0) d.seconds = o.seconds;
   write_json(o.json, tc::bench::run_decode_bench(ctx, d).dump(1));
@@ -91,11 +70,11 @@ void run_decode(const Options& o) {
 
 void run_quant(const Options& o) {
   tc_context_t* ctx = open_context(o, "quant");
-  const std::vector<int> ms = o.ms.empty() ? std::vector<int>{} : ints(o.ms, "--ms");
+  const std::vector<int>& ms = o.ms;
   if (is_cuda(ctx)) {
 #ifdef TC_HAVE_BENCH_DECODE
     tc::bench::QuantKernelBenchOptions q;
-    if (!o.formats.empty()) q.formats = split(o.formats);
+    if (!o.formats.empty()) q.formats = o.formats;
     if (!ms.empty()) q.ms = ms;
     if (o.seconds > 0) q.seconds = o.seconds;
     write_json(o.json, tc::bench::run_quant_kernel_bench(ctx, q).dump(1));
@@ -119,11 +98,8 @@ void add_common(CLI::App* c, const std::shared_ptr<Options>& o) {
   c->add_option("--device", o->device, "auto | cpu | cuda")
       ->check(CLI::IsMember({"auto", "cpu", "cuda"}));
   c->add_option("--formats", o->formats, "comma-separated q4_0,q8_0,q4_k (default all three)")
-      ->check([](const std::string& s) {
-        for (const auto& f : split(s))
-          if (f != "q4_0" && f != "q8_0" && f != "q4_k") return "unknown format " + f;
-        return std::string();
-      });
+      ->delimiter(',')
+      ->check(CLI::IsMember({"q4_0", "q8_0", "q4_k"}));
   c->add_option("--seconds", o->seconds, "GPU/CPU measuring time per cell");
   c->add_option("--json", o->json, "write the figures as JSON");
 }
@@ -136,15 +112,20 @@ void tc_cli_add_bench_quant(CLI::App& app) {
   auto* decode = bench->add_subcommand(
       "decode", "synthetic Llama-2-7B decode step (CUDA graph): tok/s, GB/s, % of copy bandwidth");
   add_common(decode, o);
-  decode->add_option("--batches", o->batches,
-                     "comma-separated batch sizes 1..32 (default 1,2,4,8,16,32)");
+  decode
+      ->add_option("--batches", o->batches,
+                   "comma-separated batch sizes 1..32 (default 1,2,4,8,16,32)")
+      ->delimiter(',')
+      ->check(CLI::Range(1, 32));
   decode->add_option("--layers", o->layers, "transformer layers (default 32)")
       ->check(CLI::Range(1, 32));
   decode->callback([o] { run_decode(*o); });
   auto* quant = bench->add_subcommand(
       "quant", "quantized kernels: GB/s (decode, hot and rotated), TFLOP/s (prefill M=512)");
   add_common(quant, o);
-  quant->add_option("--ms", o->ms, "comma-separated M of the decode cells (1..32)");
+  quant->add_option("--ms", o->ms, "comma-separated M of the decode cells (1..32)")
+      ->delimiter(',')
+      ->check(CLI::Range(1, 32));
   quant->add_option("--n", o->n, "CPU: rows of W (default 4096)")->check(CLI::Range(1, 1 << 20));
   quant->add_option("--k", o->k, "CPU: columns of W, a multiple of 256 (default 4096)")
       ->check(CLI::Range(256, 1 << 20));
