@@ -8,18 +8,13 @@
 #include <vector>
 
 #include "cuda/quant_kernels.h"
+#include "device_inputs.h"
 #include "quant_test_util.h"
 
 namespace tc::quant_test {
 namespace {
 
 namespace kq = tc::cuda::quant;
-
-struct DevMem {
-  void* p = nullptr;
-  explicit DevMem(size_t bytes) { EXPECT_EQ(cudaMalloc(&p, bytes), cudaSuccess); }
-  ~DevMem() { cudaFree(p); }
-};
 
 TEST(QuantCuda, GraphReplayEqualsPublicCall) {
   if (!tc_device_available(TC_DEVICE_CUDA)) GTEST_SKIP() << "no CUDA device";
@@ -41,12 +36,7 @@ TEST(QuantCuda, GraphReplayEqualsPublicCall) {
     const std::string row = tc_last_instance();
 
     DevMem w(wt.bytes.size()), x(a.bytes()), y(api.size() * 4);
-    ASSERT_EQ(cudaMemcpy(w.p, wt.bytes.data(), wt.bytes.size(), cudaMemcpyHostToDevice),
-              cudaSuccess);
-    ASSERT_EQ(cudaMemcpy(x.p, a.data(), a.bytes(), cudaMemcpyHostToDevice), cudaSuccess);
-    // A copy from pageable memory may return before its DMA lands, and the kernels run on a
-    // non-blocking stream that does not wait for the legacy stream: wait for the copies here.
-    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    ASSERT_NO_FATAL_FAILURE(upload(wt, a, w, x));
     ASSERT_EQ(cudaMemset(y.p, 0xff, api.size() * 4), cudaSuccess);  // NaN
     kq::Args args;
     args.M = s.M;

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "cuda/quant_kernels.h"
+#include "device_inputs.h"
 #include "quant_test_util.h"
 
 namespace tc::quant_test {
@@ -68,12 +69,6 @@ std::vector<Case> cases() {
   return out;
 }
 
-struct DevMem {
-  void* p = nullptr;
-  explicit DevMem(size_t bytes) { EXPECT_EQ(cudaMalloc(&p, bytes), cudaSuccess); }
-  ~DevMem() { cudaFree(p); }
-};
-
 TEST(QuantCudaLaunchers, EveryLauncherMatchesFloat64) {
   if (!tc_device_available(TC_DEVICE_CUDA)) GTEST_SKIP() << "no CUDA device";
   Context ctx;  // the launchers' device and runtime set-up, as in the public calls
@@ -87,12 +82,7 @@ TEST(QuantCudaLaunchers, EveryLauncherMatchesFloat64) {
     const Activations a = make_activations(TC_DTYPE_F32, c.M, c.K, seed++);
     const std::vector<double> ref = reference(wt, a, c.M, c.N, c.K);
     DevMem w(wt.bytes.size()), x(a.bytes()), y(ref.size() * 4);
-    ASSERT_EQ(cudaMemcpy(w.p, wt.bytes.data(), wt.bytes.size(), cudaMemcpyHostToDevice),
-              cudaSuccess);
-    ASSERT_EQ(cudaMemcpy(x.p, a.data(), a.bytes(), cudaMemcpyHostToDevice), cudaSuccess);
-    // A copy from pageable memory may return before its DMA lands, and the kernels run on a
-    // non-blocking stream that does not wait for the legacy stream: wait for the copies here.
-    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    ASSERT_NO_FATAL_FAILURE(upload(wt, a, w, x));
     kq::Args wa;  // the MMA bulk kernel's workspace (X as int8)
     wa.M = c.M;
     wa.K = c.K;
