@@ -11,6 +11,7 @@
 #include <cuda_runtime_api.h>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <map>
 #include <set>
 
@@ -111,6 +112,18 @@ double time_step(const Step& s, tc_dtype_t fmt, int batch, bool act8, const floa
   return ms;
 }
 
+// Workspace of the f16 MMA bulk kernel: the most any shape of the step needs (it grows with N
+// where K is split between CTAs).
+size_t f16_work(kq::Args a, const std::vector<Shape>& shapes) {
+  size_t most = 0;
+  for (const Shape& sh : shapes) {
+    a.N = sh.N;
+    a.K = sh.K;
+    most = std::max(most, kq::mma_f16_work_bytes(a));
+  }
+  return most;
+}
+
 }  // namespace
 
 tc_dtype_t quant_format_from_name(const std::string& name) {
@@ -162,7 +175,7 @@ nlohmann::json run_decode_bench(tc_context_t* ctx, const DecodeBenchOptions& o) 
     for (int l = 0; l < o.layers; ++l)
       for (const Shape& sh : kLayer) s.shape.push_back(sh);
     s.shape.push_back(kHead);
-    // work: X quantized to int8 for the MMA bulk kernel (the largest K at batch 32).
+    // work: X as int8 / f16 for the MMA bulk kernels (the largest K at batch 32).
     Buffer x, y, work;
     kq::Args wa;
     wa.M = kMaxBatch;
@@ -170,7 +183,7 @@ nlohmann::json run_decode_bench(tc_context_t* ctx, const DecodeBenchOptions& o) 
     wa.w_dtype = f;
     bool ok = alloc(ctx, size_t(kMaxBatch) * 11008 * 4, &x) &&
               alloc(ctx, size_t(kMaxBatch) * kHead.N * 4, &y) &&
-              alloc(ctx, kq::mma_bulk_work_bytes(wa), &work);
+              alloc(ctx, std::max(kq::mma_bulk_work_bytes(wa), f16_work(wa, s.shape)), &work);
     for (size_t i = 0; ok && i < s.shape.size(); ++i) {
       const size_t bytes = tc_quant_row_bytes(f, s.shape[i].K) * s.shape[i].N;
       s.w.emplace_back();

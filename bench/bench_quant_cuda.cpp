@@ -61,6 +61,8 @@ bool any(const kq::Args&, std::string&) {
 const Kernel kKernels[] = {
     {"cuda_gemv_bulk (x8)", kq::gemv_bulk_supports, kq::launch_gemv_bulk},
     {"cuda_gemv_bulk+pdl (x8)", kq::gemv_bulk_supports, kq::launch_gemv_bulk, true},
+    {"cuda_mma_f16 (x16)", kq::mma_f16_supports, kq::launch_mma_f16},
+    {"cuda_mma_f16+pdl (x16)", kq::mma_f16_supports, kq::launch_mma_f16, true},
     {"cuda_mma_bulk (x8)", kq::mma_bulk_supports, kq::launch_mma_bulk},
     {"cuda_mma_bulk+pdl (x8)", kq::mma_bulk_supports, kq::launch_mma_bulk, true},
     {"cuda_gemv_staged_q8 (x8)", kq::gemv_staged_q8_supports, kq::launch_gemv_staged_q8},
@@ -115,11 +117,12 @@ nlohmann::json run_quant_kernel_bench(tc_context_t* ctx, const QuantKernelBenchO
     for (const DecodeShape& sh : kShapes) {
       const size_t bytes = tc_quant_row_bytes(f, sh.K) * sh.N;
       const size_t copies = sh.rotate ? std::max<size_t>(2, (size_t(256) << 20) / bytes + 1) : 1;
-      kq::Args wa;  // workspace of the MMA bulk kernel at M = 32
+      kq::Args wa;  // workspace of the MMA bulk kernels at M = 32
       wa.M = 32;
+      wa.N = sh.N;
       wa.K = sh.K;
       wa.w_dtype = f;
-      const size_t work_bytes = kq::mma_bulk_work_bytes(wa);
+      const size_t work_bytes = std::max(kq::mma_bulk_work_bytes(wa), kq::mma_f16_work_bytes(wa));
       Buf w(ctx, bytes * copies), x(ctx, size_t(32) * sh.K * 4), y(ctx, size_t(32) * sh.N * 4),
           work(ctx, work_bytes);
       if (!w.b || !x.b || !y.b || !work.b) continue;

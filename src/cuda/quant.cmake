@@ -11,4 +11,5 @@ set(TC_CUDA_QUANT_SOURCES
     ${CMAKE_CURRENT_LIST_DIR}/gemv_quant_i8.cu
     ${CMAKE_CURRENT_LIST_DIR}/quant_mma.cu
     ${CMAKE_CURRENT_LIST_DIR}/quant_mma_bulk.cu
+    ${CMAKE_CURRENT_LIST_DIR}/quant_mma_f16.cu
     ${CMAKE_CURRENT_LIST_DIR}/quant_fill.cu)

@@ -108,6 +108,34 @@ bool gemv_bulk_can_run(const tc::quant::MatmulProblem& p, std::string& why) {
   return kq::gemv_bulk_supports(args(p), why);
 }
 
+// The f16 MMA bulk kernel's checks with a stand-in workspace, as above.
+bool mma_f16_fits(const tc::quant::MatmulProblem& p, std::string& why) {
+  kq::Args a = args(p);
+  a.work = reinterpret_cast<void*>(uintptr_t(256));
+  a.work_bytes = kq::mma_f16_work_bytes(a);
+  return kq::mma_f16_supports(a, why);
+}
+
+// M 3..32 where 8-bit activations are allowed: the f16 MMA (X rounded to f16, weights
+// dequantized once to f16 per tile), ahead of the int8 MMA, which stays the fallback where it
+// declines.
+bool mma_f16_can_run(const tc::quant::MatmulProblem& p, std::string& why) {
+  if (!on_cuda(p, why)) return false;
+  if (!p.d.quantize_activations) return (why = "activations must stay f32", false);
+  std::string ignored;
+  if (p.d.M <= kGemvBulkMaxM && kq::gemv_bulk_supports(args(p), ignored))
+    return (why = "M <= 2: the bulk GEMV row", false);
+  return mma_f16_fits(p, why);
+}
+tc_status_t mma_f16_run(const tc::quant::MatmulProblem& p) {
+  kq::Args a = args(p);
+  a.work_bytes = kq::mma_f16_work_bytes(a);
+  Scratch work{p.ctx, p.stream};
+  TC_TRY(p.ctx->impl->alloc(a.work_bytes, &work.ptr));
+  a.work = work.ptr;
+  return kq::launch_mma_f16(a, p.stream);
+}
+
 bool mma_bulk_can_run(const tc::quant::MatmulProblem& p, std::string& why) {
   if (!on_cuda(p, why)) return false;
   if (!p.d.quantize_activations) return (why = "activations must stay f32", false);

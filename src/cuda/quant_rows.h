@@ -11,6 +11,8 @@ namespace tc::cuda::quant_rows {
 
 bool gemv_bulk_can_run(const tc::quant::MatmulProblem& p, std::string& why);
 tc_status_t gemv_bulk_run(const tc::quant::MatmulProblem& p);
+bool mma_f16_can_run(const tc::quant::MatmulProblem& p, std::string& why);
+tc_status_t mma_f16_run(const tc::quant::MatmulProblem& p);
 bool mma_bulk_can_run(const tc::quant::MatmulProblem& p, std::string& why);
 tc_status_t mma_bulk_run(const tc::quant::MatmulProblem& p);
 bool gemv_staged_q8_can_run(const tc::quant::MatmulProblem& p, std::string& why);
@@ -40,6 +42,8 @@ tc_status_t v1_run(const tc::quant::MatmulProblem& p);
 #define TC_QUANT_CUDA_ROWS                                                                         \
   {TC_BACKEND_CUDA, "cuda_gemv_bulk_q8_dp4a", cuda::quant_rows::gemv_bulk_can_run,              \
    cuda::quant_rows::gemv_bulk_run},                                                              \
+  {TC_BACKEND_CUDA, "cuda_mma_bulk_f16_hmma", cuda::quant_rows::mma_f16_can_run,               \
+   cuda::quant_rows::mma_f16_run},                                                                \
   {TC_BACKEND_CUDA, "cuda_mma_bulk_q8_i8mma", cuda::quant_rows::mma_bulk_can_run,               \
    cuda::quant_rows::mma_bulk_run},                                                               \
   {TC_BACKEND_CUDA, "cuda_gemv_staged_q8_dp4a", cuda::quant_rows::gemv_staged_q8_can_run,       \

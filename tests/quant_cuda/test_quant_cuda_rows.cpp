@@ -39,7 +39,7 @@ std::vector<Case> cases() {
       for (int K : {288, 1056}) out.push_back({w, TC_DTYPE_F32, true, M, 131, K});
     }
     out.push_back({TC_DTYPE_Q4_K, TC_DTYPE_F32, true, M, 131, 1280});
-    // Rows 16-byte aligned (K % 256 == 0): the bulk q8 GEMV (M <= 2), the int8 MMA (M 3..32).
+    // Rows 16-byte aligned (K % 256 == 0): the bulk q8 GEMV (M <= 2), the f16 MMA (M 3..32).
     out.push_back({TC_DTYPE_Q4_0, TC_DTYPE_F32, true, M, 131, 1024});
     out.push_back({TC_DTYPE_Q8_0, TC_DTYPE_F32, true, M, 131, 1024});
     for (int K : {17, 1000, 1024}) {
@@ -104,10 +104,11 @@ TEST(QuantCuda, EveryRowMatchesFloat64) {
     EXPECT_EQ(ran[row], fmts) << row << " (rows that ran: " << all << ")";
   };
   const std::set<int> fast = {TC_DTYPE_Q4_0, TC_DTYPE_Q8_0, TC_DTYPE_Q4_K};
-  // K % 256 == 0: M <= 2 the bulk GEMV, M 3..32 the int8 MMA; the staged q8 GEMV behind them
-  // and the q8 GEMV on Q4_K are checked in test_quant_cuda_launchers.
+  // K % 256 == 0: M <= 2 the bulk GEMV, M 3..32 the f16 MMA; the int8 MMA and the staged q8
+  // GEMV behind them and the q8 GEMV on Q4_K are checked in test_quant_cuda_launchers, the f16
+  // MMA's edge cases in test_quant_cuda_mma_f16.
   expect("cuda_gemv_bulk_q8_dp4a", fast);
-  expect("cuda_mma_bulk_q8_i8mma", fast);
+  expect("cuda_mma_bulk_f16_hmma", fast);
   expect("cuda_gemv_q8_dp4a", {TC_DTYPE_Q4_0, TC_DTYPE_Q8_0});
   expect("cuda_gemv_staged_f32", {TC_DTYPE_Q4_0, TC_DTYPE_Q8_0});  // M = 1, K = 14336
   expect("cuda_gemv_quant_f32", fast);

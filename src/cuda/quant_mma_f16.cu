@@ -1,0 +1,353 @@
+// Batched decode, M <= 32, f16 activations: f16 tensor cores (mma.sync m16n8k16, f32
+// accumulators over the whole K) on weights streamed by 1-D bulk copies (quant_kernels.h:
+// launch_mma_f16).
+//
+// Why not the int8 MMA (quant_mma_bulk.cu): there every 32-weight block ends in a per-(row,
+// column) epilogue (int32 to float, scale by d_w d_x, the -8 / min terms) of every accumulator,
+// so its cost grows with the batch: at M = 8 it runs at 2x the M = 1 GEMV and is compute bound.
+// Here each weight is dequantized once to f16 with its block scale folded in (~2 instructions
+// per weight pair, quant_mma_f16_units.cuh) and the activations are f16, so one column tile of
+// 8 adds only 2 MMAs and one 16-byte shared load per 32 x 16 weights.
+//
+// Two kernels. The first converts X to f16 into the caller's workspace in the permuted block
+// order of the A fragments ([K/32][8 NT columns][4 lanes][8], zeros past M). The second, a
+// persistent grid of one CTA per SM, copies its K range of that into shared memory once and
+// streams 16-row passes through the ring of quant_bulk.cuh (16 rows x a K chunk per stage, one
+// bulk copy per row, rows padded to an odd number of 16-byte lines so the 8 row groups of a
+// fragment load hit distinct banks); 16 consumer warps split the units of each chunk and meet in
+// shared memory at the end of a pass, in warp order (deterministic). Where X of all K does not
+// fit beside the ring, K is split over a few launches, the later ones adding to Y. Always PDL:
+// the weight stream starts while the previous kernel runs; X and Y wait for it.
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdlib>
+
+#include "cuda/gemm_launch_pdl.h"
+#include "cuda/quant_bulk.cuh"
+#include "cuda/quant_launch.cuh"
+#include "cuda/quant_mma_f16_units.cuh"
+#include "cuda/tile/mma.cuh"
+
+namespace tc::cuda::quant {
+namespace {
+
+using namespace mma_f16;
+
+constexpr int kCW = 16;  // consumer warps; one more warp is the producer
+constexpr int kPassRows = 16;
+constexpr int kMaxStages = 8, kMinStages = 2;
+constexpr size_t kSmemCap = 220 * 1024;
+constexpr size_t kHead = 256;  // barriers
+
+// A unit is 64 weights of a row (two Q4_0 / Q8_0 blocks, a quarter of a Q4_K super-block).
+__host__ __device__ constexpr int unit_bytes(int fmt) {
+  return fmt == kQ8_0 ? 68 : 36;
+}
+
+struct Geo {
+  int NT = 1, S = 0, splits = 1, Ks = 0;  // Ks: K of a split (the last may be shorter)
+  int uc = 0;                             // units per chunk: a row's bulk copy per stage
+  uint32_t stride = 0;                    // a row's padded slot in a stage
+  size_t smem = 0;
+  // Workspace: X in f16, then (splits > 1) the partial sums and the pass counters.
+  size_t xh_bytes = 0, part_floats = 0, work = 0;
+};
+
+// Chunks of ~2.2 KB per row (as in the int8 MMA kernel, whose first version lost to the copy
+// count with 576-byte copies), or ~1.1 KB where that saves a K split: the fewest splits
+// (multiples of 256) that leave room beside X for 3 stages of 2.2 KB, else 4 of 1.1 KB, else 2
+// of 2.2 KB. A/B knobs: TC_QUANT_F16_UNITS (16, 32, 64) forces the chunk, TC_QUANT_F16_SPLITS
+// the least number of splits.
+Geo geometry(const Args& a) {
+  Geo g;
+  const int fmt = format_code(a.w_dtype);
+  g.NT = a.M <= 8 ? 1 : a.M <= 16 ? 2 : 4;
+  const size_t cols = 8 * g.NT;
+  const size_t fixed0 = kHead + size_t(kCW) * g.NT * 4 * 32 * 4;  // barriers, reduction
+  const int pieces = a.K / 256, big = fmt == kQ8_0 ? 32 : 64;
+  int forced = 0, min_splits = 1;
+  if (const char* v = std::getenv("TC_QUANT_F16_UNITS")) forced = std::atoi(v);
+  if (forced != 16 && forced != 32 && forced != 64) forced = 0;
+  if (const char* v = std::getenv("TC_QUANT_F16_SPLITS")) min_splits = std::max(1, std::atoi(v));
+  auto fit = [&](int splits, int uc) {
+    Geo t = g;
+    t.uc = uc;
+    const uint32_t chunk = uint32_t(uc * unit_bytes(fmt));
+    t.stride = chunk + ((chunk / 16) % 2 == 0 ? 16 : 0);  // an odd number of 16-byte lines
+    const size_t stage = size_t(kPassRows) * t.stride;
+    t.Ks = (pieces + splits - 1) / splits * 256;
+    const size_t fixed = fixed0 + size_t(t.Ks) * cols * 2;
+    t.S = fixed < kSmemCap ? int(std::min<size_t>(kMaxStages, (kSmemCap - fixed) / stage)) : 0;
+    t.smem = fixed + t.S * stage;
+    t.splits = (a.K + t.Ks - 1) / t.Ks;
+    return t;
+  };
+  Geo pick;
+  for (int splits = std::min(min_splits, pieces); splits <= pieces && pick.S == 0; ++splits) {
+    if (forced) {
+      const Geo t = fit(splits, forced);
+      if (t.S >= 3 || (t.S >= kMinStages && splits == pieces)) pick = t;
+      continue;
+    }
+    const Geo t = fit(splits, big), h = fit(splits, big / 2);
+    if (t.S >= 3)
+      pick = t;
+    else if (h.S >= 4)
+      pick = h;
+    else if (t.S >= kMinStages)
+      pick = t;
+  }
+  const size_t passes = (size_t(std::max(a.N, 0)) + kPassRows - 1) / kPassRows;
+  pick.xh_bytes = size_t(a.K) * cols * 2;
+  pick.part_floats = pick.splits > 1 ? size_t(pick.splits) * passes * cols * 16 : 0;
+  pick.work = pick.xh_bytes + (pick.splits > 1 ? pick.part_floats * 4 + passes * 4 : 0);
+  return pick;
+}
+
+// X [M][K] f32 to f16 in the fragments' order: thread (block b, column n, lane t) writes the 8
+// elements xperm(t, 0..7) of block b of row n (zeros for n >= M, columns the MMA computes and
+// nobody reads).
+// Also zeroes the main kernel's pass counters (cnt, `passes` of them; null without K splits).
+__global__ void convert_x_kernel(const float* __restrict__ X, uint4* __restrict__ xh, int M, int K,
+                                 int cols, int* __restrict__ cnt, int passes) {
+  bulk::grid_wait();  // X is the previous grid's output; the previous main kernel used cnt
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (cnt != nullptr && i < passes) cnt[i] = 0;
+  const int t = i % 4, n = (i / 4) % cols, b = i / (4 * cols);
+  if (b < K / 32) {
+    uint4 o = make_uint4(0, 0, 0, 0);
+    if (n < M) {
+      const float* src = X + size_t(n) * K + 32 * b + 4 * t;
+      const float4 v0 = __ldg(reinterpret_cast<const float4*>(src));
+      const float4 v1 = __ldg(reinterpret_cast<const float4*>(src + 16));
+      static_assert(xperm(1, 1) == 6 && xperm(1, 2) == 5 && xperm(1, 5) == 22, "xperm order");
+      auto pack = [](float a, float b) {
+        uint32_t d;
+        asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(d) : "f"(b), "f"(a));  // a in the low half
+        return d;
+      };
+      o = make_uint4(pack(v0.x, v0.z), pack(v0.y, v0.w), pack(v1.x, v1.z), pack(v1.y, v1.w));
+    }
+    xh[i] = o;
+  }
+  bulk::grid_launch_dependents();
+}
+
+struct Params {
+  const uint8_t* W;
+  const uint4* xh;  // X in f16, fragment order, all K
+  float* Y;
+  float* part;                   // splits > 1: [splits][passes][NT * 128] partial sums of each pass
+  int* cnt;                      // splits > 1: [passes] arrivals, zeroed by the convert kernel
+  int M, N, K, Ks, splits, cps;  // cps: CTAs per split
+  uint32_t rb, stride;           // row bytes of W; a row's padded slot in a stage
+  int UC, S;                     // units per chunk, stages
+};
+
+template <int FMT, int NT>
+__global__ void __launch_bounds__((kCW + 1) * 32, 1)
+    mma_f16_kernel(const __grid_constant__ Params P) {
+  // CTA b serves K split b / cps (columns k0 .. k0 + K of W and X) for its share of the passes.
+  constexpr int UB = unit_bytes(FMT), COLS = 8 * NT, OUT = NT * 4 * 32;
+  extern __shared__ __align__(128) uint8_t smem[];
+  uint64_t* full = reinterpret_cast<uint64_t*>(smem);
+  uint64_t* empty = full + kMaxStages;
+  uint64_t* xbar = empty + kMaxStages;
+  int* last = reinterpret_cast<int*>(xbar + 1);
+  const int split = blockIdx.x / P.cps, c = blockIdx.x % P.cps, k0 = split * P.Ks;
+  const int K = min(P.Ks, P.K - k0), U = K / 64, G = K / 32, UC = P.UC, S = P.S;
+  uint4* xs = reinterpret_cast<uint4*>(smem + kHead);                        // [G][COLS][4]
+  float* red = reinterpret_cast<float*>(xs + size_t(P.Ks / 32) * COLS * 4);  // [kCW][OUT]
+  uint8_t* ring = reinterpret_cast<uint8_t*>(red + kCW * OUT);
+  const uint32_t stage = kPassRows * P.stride;
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  const int CH = (U + UC - 1) / UC;  // chunks (stages) per pass
+  const int passes = (P.N + kPassRows - 1) / kPassRows;
+  const int p0 = int(int64_t(passes) * c / P.cps);
+  const int my = (int(int64_t(passes) * (c + 1) / P.cps) - p0) * CH;
+  if (my == 0) return;
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < S; ++s) {
+      bulk::bar_init(&full[s], 1);
+      bulk::bar_init(&empty[s], kCW);
+    }
+    bulk::bar_init(xbar, 1);
+    bulk::fence_barrier_init();
+  }
+  __syncthreads();
+  bulk::grid_launch_dependents();
+  if (warp == kCW) {  // producer warp: lane r copies row r of each stage
+    const int first = min(S, my);
+    for (int s = 0; s < my; ++s) {
+      const int slot = s % S;
+      if (s >= S && lane == 0) bulk::bar_wait(&empty[slot], uint32_t((s / S - 1) & 1));
+      const int64_t row0 = int64_t(p0 + s / CH) * kPassRows;
+      const int rows = int(P.N - row0 < kPassRows ? P.N - row0 : kPassRows);
+      const int u0 = (s % CH) * UC;
+      const uint32_t bytes = uint32_t(min(UC, U - u0) * UB);
+      if (lane == 0) bulk::bar_expect_tx(&full[slot], bytes * rows);
+      __syncwarp();
+      if (lane < rows)
+        bulk::copy(ring + slot * stage + lane * P.stride,
+                   P.W + (row0 + lane) * P.rb + size_t(k0 / 64 + u0) * UB, bytes, &full[slot]);
+      if (s == first - 1) {  // the weights are in flight; X is the convert kernel's output
+        bulk::grid_wait();
+        const uint32_t xbytes = uint32_t(G) * COLS * 64, piece = xbytes / 32;  // 16 | piece
+        if (lane == 0) bulk::bar_expect_tx(xbar, xbytes);
+        __syncwarp();
+        bulk::copy(
+            reinterpret_cast<uint8_t*>(xs) + lane * piece,
+            reinterpret_cast<const uint8_t*>(P.xh + size_t(k0 / 32) * COLS * 4) + lane * piece,
+            piece, xbar);
+      }
+    }
+    return;
+  }
+  bulk::grid_wait();  // Y, the partial sums, the counters: the previous grids are done
+  const int g = lane / 4, t = lane % 4;
+  tile::FragC16x8 acc[NT] = {};
+  bulk::bar_wait(xbar, 0);
+  const uint4* xl = xs + g * 4 + t;  // this lane's 16 bytes of block 0, column tile 0
+  for (int s = 0; s < my; ++s) {
+    const int slot = s % S, ch = s % CH;
+    bulk::bar_wait(&full[slot], uint32_t((s / S) & 1));
+    const int u0 = ch * UC, uc = min(UC, U - u0);
+    const uint8_t* r0 = ring + slot * stage + g * P.stride;
+#pragma unroll 2
+    for (int u = warp; u < uc; u += kCW) {
+      UnitA A;
+      load_unit<FMT>(r0, P.stride, u, t, A);
+      const int ug = u0 + u;
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+#pragma unroll
+        for (int nt = 0; nt < NT; ++nt) {
+          const uint4 b = xl[(size_t(2 * ug + h) * COLS + 8 * nt) * 4];
+          const tile::FragA16x16 a0{
+              {A.frag[h][0][0], A.frag[h][1][0], A.frag[h][0][1], A.frag[h][1][1]}};
+          const tile::FragA16x16 a1{
+              {A.frag[h][0][2], A.frag[h][1][2], A.frag[h][0][3], A.frag[h][1][3]}};
+          tile::mma_16816<tile::f16>(acc[nt], a0, tile::FragB16x8{{b.x, b.y}});
+          tile::mma_16816<tile::f16>(acc[nt], a1, tile::FragB16x8{{b.z, b.w}});
+        }
+      }
+    }
+    __syncwarp();
+    if (lane == 0) bulk::bar_arrive(&empty[slot]);
+    if (ch != CH - 1) continue;
+      // Pass done: the warps' partial sums meet in warp order (deterministic); output o of the
+      // fragment (o = (nt * 4 + i) * 32 + l: C row l / 4 + 8 (i / 2), column 2 (l % 4) + i % 2)
+      // is thread o's (OUT <= 512 consumer threads).
+#pragma unroll
+    for (int nt = 0; nt < NT; ++nt)
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        red[(warp * NT * 4 + nt * 4 + i) * 32 + lane] = acc[nt].r[i];
+        acc[nt].r[i] = 0.0f;
+      }
+    bulk::sync_consumers(kCW * 32);
+    const int o = threadIdx.x, pass = p0 + s / CH;
+    float v = 0.0f;
+    if (o < OUT)
+      for (int w = 0; w < kCW; ++w) v += red[w * OUT + o];
+    if (P.splits > 1) {  // the last split to finish this pass adds them all, in split order
+      float* mine = P.part + (size_t(split) * passes + pass) * OUT;
+      if (o < OUT) mine[o] = v;
+      __threadfence();
+      bulk::sync_consumers(kCW * 32);
+      if (threadIdx.x == 0) *last = atomicAdd(&P.cnt[pass], 1) == P.splits - 1;
+      bulk::sync_consumers(kCW * 32);
+      if (*last && o < OUT) {
+        __threadfence();
+        v = 0.0f;
+        for (int sp = 0; sp < P.splits; ++sp)
+          v += __ldcg(P.part + (size_t(sp) * passes + pass) * OUT + o);
+      }
+    }
+    if ((P.splits == 1 || *last) && o < OUT) {
+      const int i = (o / 32) % 4, nt = o / 128, l = o % 32;
+      const int64_t row = int64_t(pass) * kPassRows + l / 4 + 8 * (i >> 1);
+      const int n = 8 * nt + 2 * (l % 4) + (i & 1);
+      if (n < P.M && row < P.N) P.Y[size_t(n) * P.N + row] = v;
+    }
+    bulk::sync_consumers(kCW * 32);
+  }
+}
+
+template <int FMT, int NT>
+tc_status_t launch_main(const Args& a, const Geo& g, cudaStream_t s) {
+  auto* kernel = mma_f16_kernel<FMT, NT>;
+  if (const tc_status_t st = allow_smem(reinterpret_cast<const void*>(kernel), kSmemCap);
+      st != TC_SUCCESS)
+    return st;
+  Params p;
+  p.W = static_cast<const uint8_t*>(a.w);
+  p.xh = static_cast<const uint4*>(a.work);
+  p.Y = a.y;
+  p.part = reinterpret_cast<float*>(static_cast<uint8_t*>(a.work) + g.xh_bytes);
+  p.cnt = reinterpret_cast<int*>(p.part + g.part_floats);
+  p.M = a.M;
+  p.N = a.N;
+  p.K = a.K;
+  p.Ks = g.Ks;
+  p.splits = g.splits;
+  const int passes = (a.N + kPassRows - 1) / kPassRows;
+  p.cps = std::max(1, std::min(passes, sm_count() / g.splits));  // CTAs per split
+  p.rb = uint32_t(w_row_bytes(a));
+  p.stride = g.stride;
+  p.UC = g.uc;
+  p.S = g.S;
+  const cudaError_t e = launch_ex(kernel, dim3(unsigned(g.splits * p.cps)), dim3((kCW + 1) * 32),
+                                  g.smem, s, 1, true, p);
+  return e == cudaSuccess ? launched("quant mma f16 kernel launch")
+                          : cuda_fail(e, "quant mma f16 kernel launch");
+}
+
+}  // namespace
+
+size_t mma_f16_work_bytes(const Args& a) {
+  size_t most = 0;
+  for (Args b = a; b.M >= 1; --b.M) most = std::max(most, geometry(b).work);
+  return most;
+}
+
+bool mma_f16_supports(const Args& a, std::string& why) {
+  if (a.x_dtype != TC_DTYPE_F32) return (why = "x must be f32", false);
+  if (a.w_dtype != TC_DTYPE_Q4_0 && a.w_dtype != TC_DTYPE_Q8_0 && a.w_dtype != TC_DTYPE_Q4_K)
+    return (why = "formats Q4_0, Q8_0, Q4_K only", false);
+  if (a.M < 1 || a.M > 32) return (why = "M > 32", false);
+  if (a.K % 256 != 0) return (why = "K % 256 != 0 (rows not a multiple of 16 bytes)", false);
+  const Geo g = geometry(a);
+  if (g.S < kMinStages) return (why = "X and the stages do not fit in shared memory", false);
+  if (a.work == nullptr || a.work_bytes < g.work)
+    return (why = "no workspace for the f16 X", false);
+  const auto align = reinterpret_cast<uintptr_t>(a.w) | reinterpret_cast<uintptr_t>(a.x) |
+                     reinterpret_cast<uintptr_t>(a.work);
+  if (align % 16 != 0) return (why = "W, X or the workspace not 16-byte aligned", false);
+  return true;
+}
+
+tc_status_t launch_mma_f16(const Args& a, void* stream) {
+  auto s = static_cast<cudaStream_t>(stream);
+  const Geo g = geometry(a);
+  const int cols = 8 * g.NT, items = (a.K / 32) * cols * 4;
+  const int passes = (a.N + kPassRows - 1) / kPassRows;
+  int* cnt =
+      g.splits > 1
+          ? reinterpret_cast<int*>(static_cast<uint8_t*>(a.work) + g.xh_bytes + g.part_floats * 4)
+          : nullptr;
+  const int threads = std::max(items, passes);
+  const cudaError_t e = launch_ex(convert_x_kernel, dim3(unsigned((threads + 255) / 256)),
+                                  dim3(256), 0, s, 1, a.pdl, static_cast<const float*>(a.x),
+                                  static_cast<uint4*>(a.work), a.M, a.K, cols, cnt, passes);
+  if (e != cudaSuccess) return cuda_fail(e, "quant mma f16: X convert launch");
+  return with_format(a.w_dtype, [&](auto f) {
+    constexpr int F = decltype(f)::value;
+    return g.NT == 1   ? launch_main<F, 1>(a, g, s)
+           : g.NT == 2 ? launch_main<F, 2>(a, g, s)
+                       : launch_main<F, 4>(a, g, s);
+  });
+}
+
+}  // namespace tc::cuda::quant

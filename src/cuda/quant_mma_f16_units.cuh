@@ -1,0 +1,152 @@
+// The f16 MMA bulk kernel's per-lane work (quant_mma_f16.cu): the A fragments of mma.sync
+// m16n8k16 (f16 in, f32 accumulate) built from a unit of the stage in shared memory, each weight
+// dequantized once into f16 with its block scale folded in, so that the accumulators run over
+// the whole K with no per-block epilogue.
+//
+// A unit is 64 weights of each of the lane's rows g and g + 8 (two Q4_0 / Q8_0 blocks, a quarter
+// of a Q4_K super-block: sub-blocks 2c and 2c + 1). For each 32-weight block h lane t = l % 4
+// holds 8 weights per row, the elements xperm(t, 0..7) of the block, as four f16x2 words:
+// frag[h][r][0..1] feed the first m16n8k16 (k 0..15 of the block in MMA order: a0 / a2 for row
+// g, a1 / a3 for g + 8), frag[h][r][2..3] the second. Since the MMA sums over k, the order of
+// k inside a block is free as long as B (the activations) uses the same: the X staging kernel
+// writes X in this permuted order (16 bytes per lane and block, one LDS.128 gives both MMAs'
+// b0 / b1). The order is what the nibble tricks give cheaply: a 32-bit word of 4 quant bytes
+// yields bytes 0 and 2 with one lop3, bytes 1 and 3 after a shift.
+//
+// Nibble to f16: (q & 0xF) | 0x6400 is the f16 1024 + q; (q & 0xF0) | 0x6400 is 1024 + 16 q.
+// Subtracting the exact offset first, then multiplying by the scale, rounds each weight once
+// (an fma with a folded offset would round the offset times the scale instead).
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "cuda/gemv_quant_units.cuh"
+
+namespace tc::cuda::quant::mma_f16 {
+
+// Element of a 32-block held at position i (0..7) of lane t's 16 bytes.
+__host__ __device__ constexpr int xperm(int t, int i) {
+  return (i < 4 ? 0 : 16) + 4 * t + ((i & 3) == 1 ? 2 : (i & 3) == 2 ? 1 : (i & 3));
+}
+
+__device__ __forceinline__ uint32_t ld32(const uint8_t* p) {
+  return *reinterpret_cast<const uint32_t*>(p);
+}
+__device__ __forceinline__ uint32_t lop_and_or(uint32_t a, uint32_t b, uint32_t c) {
+  uint32_t d;
+  asm("lop3.b32 %0, %1, %2, %3, 0xEA;" : "=r"(d) : "r"(a), "r"(b), "r"(c));  // (a & b) | c
+  return d;
+}
+__device__ __forceinline__ uint32_t hsub2(uint32_t a, uint32_t b) {
+  uint32_t d;
+  asm("sub.rn.f16x2 %0, %1, %2;" : "=r"(d) : "r"(a), "r"(b));
+  return d;
+}
+__device__ __forceinline__ uint32_t hmul2(uint32_t a, uint32_t b) {
+  uint32_t d;
+  asm("mul.rn.f16x2 %0, %1, %2;" : "=r"(d) : "r"(a), "r"(b));
+  return d;
+}
+__device__ __forceinline__ uint32_t hfma2(uint32_t a, uint32_t b, uint32_t c) {
+  uint32_t d;
+  asm("fma.rn.f16x2 %0, %1, %2, %3;" : "=r"(d) : "r"(a), "r"(b), "r"(c));
+  return d;
+}
+// f16x2 constants: both halves the same f16 bit pattern.
+__host__ __device__ constexpr uint32_t h2c(uint32_t bits) {
+  return bits | (bits << 16);
+}
+constexpr uint32_t kF1024 = 0x6400, kF1032 = 0x6408, kF1152 = 0x6480, kF64 = 0x5400, kF72 = 0x5480,
+                   kF1over16 = 0x2C00;
+__device__ __forceinline__ uint32_t f2h2(float v) {  // (v, v) rounded to f16
+  uint32_t d;
+  asm("cvt.rn.f16x2.f32 %0, %1, %1;" : "=r"(d) : "f"(v));
+  return d;
+}
+
+// 4 nibbles of a word (bytes e .. e+3, low or high nibbles) to f16x2 (q - bias) * s (+ add):
+// out[0] = elements (e, e+2), out[1] = (e+1, e+3). `off` is the f16x2 1024 + bias for the low
+// nibbles ((1024 + q) - off) and 64 + bias for the high ones ((1024 + 16 q) / 16 - off), both
+// exact.
+template <bool kHigh>
+__device__ __forceinline__ void nib2(uint32_t w, uint32_t off, uint32_t s, uint32_t add,
+                                     bool with_add, uint32_t* out) {
+  const uint32_t m = kHigh ? 0x00F000F0u : 0x000F000Fu;
+  const uint32_t v0 = lop_and_or(w, m, h2c(kF1024)), v1 = lop_and_or(w >> 8, m, h2c(kF1024));
+  const uint32_t neg = off ^ 0x80008000u;
+  const uint32_t q0 = kHigh ? hfma2(v0, h2c(kF1over16), neg) : hsub2(v0, off);
+  const uint32_t q1 = kHigh ? hfma2(v1, h2c(kF1over16), neg) : hsub2(v1, off);
+  out[0] = with_add ? hfma2(q0, s, add) : hmul2(q0, s);
+  out[1] = with_add ? hfma2(q1, s, add) : hmul2(q1, s);
+}
+
+// 4 int8 bytes of a word (e .. e+3) to f16x2 times s: out[0] = (e, e+2), out[1] = (e+1, e+3).
+__device__ __forceinline__ void byte2(uint32_t w, uint32_t s, uint32_t* out) {
+  const uint32_t u = w ^ 0x80808080u;  // q + 128, unsigned
+  const uint32_t v0 = __byte_perm(u, h2c(0x6464), 0x4240), v1 = __byte_perm(u, h2c(0x6464), 0x4341);
+  out[0] = hmul2(hsub2(v0, h2c(kF1152)), s);
+  out[1] = hmul2(hsub2(v1, h2c(kF1152)), s);
+}
+
+// frag[h][r][j]: block h of the unit, row g (r = 0) / g + 8 (r = 1), word j as above.
+struct UnitA {
+  uint32_t frag[2][2][4];
+};
+
+// The unit u of rows g (at r0) and g + 8 (r0 + 8 stride) for lane t.
+template <int FMT>
+__device__ __forceinline__ void load_unit(const uint8_t* r0, uint32_t stride, int u, int t,
+                                          UnitA& A) {
+#pragma unroll
+  for (int r = 0; r < 2; ++r) {
+    const uint8_t* p = r0 + r * 8 * stride;
+    if constexpr (FMT == kQ4_0) {  // bytes 0-1 d, 2-17 qs; 18-19 d, 20-35 qs
+      const uint8_t* q = p + 36 * u;
+      const uint32_t w0 = ld32(q), w4 = ld32(q + 16);
+      const uint32_t qw[2] = {__funnelshift_r(ld32(q + 4 * t), ld32(q + 4 * t + 4), 16),
+                              ld32(q + 20 + 4 * t)};
+      const uint32_t s[2] = {__byte_perm(w0, 0, 0x1010), __byte_perm(w4, 0, 0x3232)};
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        // qs[4t..4t+3]: low nibbles are elements 4t.., high ones 16 + 4t..
+        nib2<false>(qw[h], h2c(kF1032), s[h], 0, false, &A.frag[h][r][0]);
+        nib2<true>(qw[h], h2c(kF72), s[h], 0, false, &A.frag[h][r][2]);
+      }
+    } else if constexpr (FMT == kQ8_0) {  // bytes 0-1 d, 2-33 qs; 34-35 d, 36-67 qs
+      const uint8_t* q = p + 68 * u;
+      const uint32_t w0 = ld32(q), w8 = ld32(q + 32);
+      const uint32_t qw[2][2] = {{__funnelshift_r(ld32(q + 4 * t), ld32(q + 4 * t + 4), 16),
+                                  __funnelshift_r(ld32(q + 16 + 4 * t), ld32(q + 20 + 4 * t), 16)},
+                                 {ld32(q + 36 + 4 * t), ld32(q + 52 + 4 * t)}};
+      const uint32_t s[2] = {__byte_perm(w0, 0, 0x1010), __byte_perm(w8, 0, 0x3232)};
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        byte2(qw[h][0], s[h], &A.frag[h][r][0]);
+        byte2(qw[h][1], s[h], &A.frag[h][r][2]);
+      }
+    } else {  // Q4_K: super-block u / 4, quant bytes 32c.. (c = u % 4): sub-blocks 2c, 2c + 1
+      const uint8_t* b = p + 144 * (u >> 2);
+      const int c = u & 3;
+      const uint4 head = *reinterpret_cast<const uint4*>(b);
+      const uint32_t w0 = ld32(b + 16 + 32 * c + 4 * t), w1 = ld32(b + 32 + 32 * c + 4 * t);
+      const float d = h2f(uint16_t(head.x)), dmin = h2f(uint16_t(head.x >> 16));
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {  // sub-block 2c + h: nibble h of the chunk's bytes
+        int sc, mn;
+        q4k_scale_min_words(2 * c + h, head.y, head.z, head.w, &sc, &mn);
+        const uint32_t s = f2h2(d * float(sc)), m = f2h2(-(dmin * float(mn)));
+        if (h == 0) {
+          nib2<false>(w0, h2c(kF1024), s, m, true, &A.frag[h][r][0]);
+          nib2<false>(w1, h2c(kF1024), s, m, true, &A.frag[h][r][2]);
+        } else {
+          nib2<true>(w0, h2c(kF64), s, m, true, &A.frag[h][r][0]);
+          nib2<true>(w1, h2c(kF64), s, m, true, &A.frag[h][r][2]);
+        }
+      }
+    }
+  }
+}
+
+}  // namespace tc::cuda::quant::mma_f16

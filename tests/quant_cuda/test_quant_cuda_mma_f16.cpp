@@ -1,0 +1,140 @@
+// The f16 MMA bulk kernel (launch_mma_f16, src/cuda/quant_mma_f16.cu) on its own, against
+// float64 of the dequantized weights, with Y poisoned (NaN) before every launch: every format,
+// every M 1..32 (33 is refused), odd N, the K splits (X of all K does not fit beside the ring:
+// CTAs take a K range each, the last to finish a pass adds the partial sums; also forced on
+// smaller K), many passes per CTA (ring slots reused, barrier parity wrapping), a partial last
+// pass; launched twice back to back, the second under PDL. Bound 1e-3: X and the
+// dequantized weights are rounded to f16 (~3e-4 expected), the bound the rows test applies to
+// f16 temporaries; a wrong fragment order or a missed scale gives errors of order 1. Skips
+// without a CUDA device.
+#include <cuda_runtime_api.h>
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "cuda/quant_kernels.h"
+#include "device_inputs.h"
+#include "quant_test_util.h"
+
+namespace tc::quant_test {
+namespace {
+
+namespace kq = tc::cuda::quant;
+
+struct Case {
+  tc_dtype_t w;
+  int M, N, K;
+};
+
+std::vector<Case> cases() {
+  std::vector<Case> out;
+  for (tc_dtype_t w : {TC_DTYPE_Q4_0, TC_DTYPE_Q8_0, TC_DTYPE_Q4_K}) {
+    for (int M = 1; M <= 32; ++M) out.push_back({w, M, M % 2 ? 131 : 67, M % 3 ? 512 : 1280});
+    out.push_back({w, 8, 67, 11008});   // one column tile, 2 K splits
+    out.push_back({w, 16, 37, 11008});  // two column tiles, K splits
+    out.push_back({w, 32, 257, 4096});  // four column tiles, K splits
+    out.push_back({w, 5, 20011, 256});  // ~10 passes per CTA: slots reused many times
+  }
+  out.push_back({TC_DTYPE_Q4_0, 32, 1001, 2048});  // a partial last pass, 4 column tiles
+  return out;
+}
+
+kq::Args args_for(const Case& c, const DevMem& w, const DevMem& x, const DevMem& y,
+                  const DevMem& work, size_t work_bytes) {
+  kq::Args a;
+  a.M = c.M;
+  a.N = c.N;
+  a.K = c.K;
+  a.w_dtype = c.w;
+  a.w = w.p;
+  a.x = x.p;
+  a.y = static_cast<float*>(y.p);
+  a.work = work.p;
+  a.work_bytes = work_bytes;
+  return a;
+}
+
+TEST(QuantCudaMmaF16, MatchesFloat64) {
+  if (!tc_device_available(TC_DEVICE_CUDA)) GTEST_SKIP() << "no CUDA device";
+  Context ctx;  // the launchers' device and runtime set-up, as in the public calls
+  ASSERT_EQ(tc_context_create(&ctx.ctx, TC_DEVICE_CUDA), TC_SUCCESS) << tc_last_error_message();
+  cudaStream_t st = nullptr;
+  ASSERT_EQ(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking), cudaSuccess);
+  uint32_t seed = 7100;
+  int ran = 0;
+  for (const Case& c : cases()) {
+    const Weights wt = make_weights(c.w, c.N, c.K, seed++);
+    const Activations a = make_activations(TC_DTYPE_F32, c.M, c.K, seed++);
+    const std::vector<double> ref = reference(wt, a, c.M, c.N, c.K);
+    DevMem w(wt.bytes.size()), x(a.bytes()), y(ref.size() * 4);
+    ASSERT_NO_FATAL_FAILURE(upload(wt, a, w, x));
+    // As chosen, then with K split in 3 between CTAs where K allows (the A/B knob): the
+    // partial sums and the last-arriver fixup on every shape, not only the widest.
+    for (const char* splits : {"", "3"}) {
+      if (*splits && c.K < 768) continue;
+      setenv("TC_QUANT_F16_SPLITS", splits, 1);
+      kq::Args wa;
+      wa.M = c.M;
+      wa.N = c.N;
+      wa.K = c.K;
+      wa.w_dtype = c.w;
+      const size_t work_bytes = kq::mma_f16_work_bytes(wa);
+      DevMem work(work_bytes);
+      kq::Args args = args_for(c, w, x, y, work, work_bytes);
+      std::string why;
+      ASSERT_TRUE(kq::mma_f16_supports(args, why))
+          << why << " w=" << c.w << " M=" << c.M << " N=" << c.N << " K=" << c.K;
+      for (int rep = 0; rep < 2; ++rep) {
+        args.pdl = rep == 1;
+        ASSERT_EQ(cudaMemsetAsync(y.p, 0xff, ref.size() * 4, st), cudaSuccess);
+        ASSERT_EQ(kq::launch_mma_f16(args, st), TC_SUCCESS) << tc_last_error_message();
+        std::vector<float> got(ref.size());
+        ASSERT_EQ(cudaMemcpyAsync(got.data(), y.p, got.size() * 4, cudaMemcpyDeviceToHost, st),
+                  cudaSuccess);
+        ASSERT_EQ(cudaStreamSynchronize(st), cudaSuccess);
+        EXPECT_LE(rms_scaled(got, ref), 1e-3)
+            << "w=" << c.w << " M=" << c.M << " N=" << c.N << " K=" << c.K << " pdl=" << args.pdl
+            << " splits knob=" << splits;
+      }
+    }
+    unsetenv("TC_QUANT_F16_SPLITS");
+    ++ran;
+  }
+  cudaStreamDestroy(st);
+  EXPECT_EQ(ran, int(cases().size()));
+}
+
+// What the kernel does not serve is refused with a reason, before anything is queued.
+TEST(QuantCudaMmaF16, RefusesWhatItCannotServe) {
+  kq::Args a;
+  a.M = 8;
+  a.N = 64;
+  a.K = 1024;
+  a.w_dtype = TC_DTYPE_Q4_0;
+  a.w = a.x = reinterpret_cast<void*>(uintptr_t(256));
+  a.y = reinterpret_cast<float*>(uintptr_t(256));
+  a.work = reinterpret_cast<void*>(uintptr_t(256));
+  a.work_bytes = kq::mma_f16_work_bytes(a);
+  std::string why;
+  EXPECT_TRUE(kq::mma_f16_supports(a, why)) << why;
+  kq::Args b = a;
+  b.M = 33;
+  EXPECT_FALSE(kq::mma_f16_supports(b, why));
+  b = a;
+  b.K = 1056;  // rows not a multiple of 16 bytes
+  EXPECT_FALSE(kq::mma_f16_supports(b, why));
+  b = a;
+  b.work_bytes = a.work_bytes - 16;
+  EXPECT_FALSE(kq::mma_f16_supports(b, why));
+  b = a;
+  b.w_dtype = TC_DTYPE_Q6_K;
+  EXPECT_FALSE(kq::mma_f16_supports(b, why));
+  b = a;
+  b.x = reinterpret_cast<void*>(uintptr_t(264));  // not 16-byte aligned
+  EXPECT_FALSE(kq::mma_f16_supports(b, why));
+}
+
+}  // namespace
+}  // namespace tc::quant_test
