@@ -3,6 +3,8 @@
 
 #include <cuda_runtime_api.h>
 
+#include <cstdint>
+#include <string>
 #include <type_traits>
 
 #include "cuda/quant_dequant.cuh"
@@ -61,6 +63,26 @@ inline size_t w_row_bytes(const Args& a) {
     default:
       return size_t(a.K);
   }
+}
+
+// What the bulk MMA kernels (quant_mma_bulk.cu, quant_mma_f16.cu) ask of the problem: X f32,
+// Q4_0 / Q8_0 / Q4_K, M 1..32, rows of whole 16-byte lines (K % 256 == 0).
+inline bool bulk_mma_problem_ok(const Args& a, std::string& why) {
+  if (a.x_dtype != TC_DTYPE_F32) return (why = "x must be f32", false);
+  if (a.w_dtype != TC_DTYPE_Q4_0 && a.w_dtype != TC_DTYPE_Q8_0 && a.w_dtype != TC_DTYPE_Q4_K)
+    return (why = "formats Q4_0, Q8_0, Q4_K only", false);
+  if (a.M < 1 || a.M > 32) return (why = "M > 32", false);
+  if (a.K % 256 != 0) return (why = "K % 256 != 0 (rows not a multiple of 16 bytes)", false);
+  return true;
+}
+// A workspace of at least `need` bytes (for `what`), and W, X and it 16-byte aligned.
+inline bool bulk_mma_buffers_ok(const Args& a, size_t need, const char* what, std::string& why) {
+  if (a.work == nullptr || a.work_bytes < need)
+    return (why = std::string("no workspace for ") + what, false);
+  const auto align = reinterpret_cast<uintptr_t>(a.w) | reinterpret_cast<uintptr_t>(a.x) |
+                     reinterpret_cast<uintptr_t>(a.work);
+  if (align % 16 != 0) return (why = "W, X or the workspace not 16-byte aligned", false);
+  return true;
 }
 
 // Multiprocessors of the current device (cached per ordinal).

@@ -295,19 +295,10 @@ size_t mma_bulk_work_bytes(const Args& a) {
 }
 
 bool mma_bulk_supports(const Args& a, std::string& why) {
-  if (a.x_dtype != TC_DTYPE_F32) return (why = "x must be f32", false);
-  if (a.w_dtype != TC_DTYPE_Q4_0 && a.w_dtype != TC_DTYPE_Q8_0 && a.w_dtype != TC_DTYPE_Q4_K)
-    return (why = "formats Q4_0, Q8_0, Q4_K only", false);
-  if (a.M < 1 || a.M > 32) return (why = "M > 32", false);
-  if (a.K % 256 != 0) return (why = "K % 256 != 0 (rows not a multiple of 16 bytes)", false);
+  if (!bulk_mma_problem_ok(a, why)) return false;
   const Geo g = geometry(a);
   if (g.S < kMinStages) return (why = "X and the stages do not fit in shared memory", false);
-  if (a.work == nullptr || a.work_bytes < g.work)
-    return (why = "no workspace for the quantized X", false);
-  const auto align = reinterpret_cast<uintptr_t>(a.w) | reinterpret_cast<uintptr_t>(a.x) |
-                     reinterpret_cast<uintptr_t>(a.work);
-  if (align % 16 != 0) return (why = "W, X or the workspace not 16-byte aligned", false);
-  return true;
+  return bulk_mma_buffers_ok(a, g.work, "the quantized X", why);
 }
 
 tc_status_t launch_mma_bulk(const Args& a, void* stream) {
