@@ -8,6 +8,7 @@
 #include <bit>
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <mutex>
@@ -60,6 +61,14 @@ Cache& cache() {
   return c;
 }
 
+std::atomic<uint64_t> g_generation{0};
+
+// Under the cache's lock, whenever entries change or are reloaded.
+void changed(Cache& c) {
+  c.memo.clear();
+  g_generation.fetch_add(1, std::memory_order_acq_rel);
+}
+
 std::map<std::string, Entry> read_file(const std::string& path) {
   std::map<std::string, Entry> out;
   if (path.empty()) return out;
@@ -79,7 +88,7 @@ void load_locked(Cache& c) {
   if (c.loaded && path == c.path) return;
   c.path = path;
   c.entries = read_file(path);
-  c.memo.clear();
+  changed(c);
   c.loaded = true;
 }
 
@@ -144,10 +153,18 @@ uint64_t class_of(const GemmProblem& p) {
 
 }  // namespace
 
+bool enabled_value(const char* v) {
+  if (v == nullptr || *v == '\0') return true;
+  return !(std::strcmp(v, "0") == 0 || std::strcmp(v, "off") == 0 || std::strcmp(v, "OFF") == 0 ||
+           std::strcmp(v, "false") == 0);
+}
+
 bool enabled() {
-  auto v = env::get("TC_AUTOTUNE");
-  if (!v) return true;
-  return !(*v == "0" || *v == "off" || *v == "OFF" || *v == "false");
+  return enabled_value(std::getenv("TC_AUTOTUNE"));
+}
+
+uint64_t generation() {
+  return g_generation.load(std::memory_order_acquire);
 }
 
 std::string cache_path() {
@@ -184,7 +201,7 @@ void store(const std::string& key, const Entry& entry) {
   std::lock_guard lock(c.mu);
   load_locked(c);
   c.entries[key] = entry;
-  c.memo.clear();
+  changed(c);
   if (c.path.empty()) return;
   // Merge what other processes stored since we loaded, ours winning on the same key.
   std::map<std::string, Entry> merged = read_file(c.path);

@@ -49,7 +49,11 @@ struct Hit {
   int variant;
 };
 
-bool enabled();            // TC_AUTOTUNE is not "0" / "off" / "false"
+bool enabled();                         // TC_AUTOTUNE is not "0" / "off" / "false"
+bool enabled_value(const char* value);  // the same test on a value read already (nullptr: unset)
+// Changes whenever a lookup may answer differently than before (a store, another file loaded):
+// decisions remembered from earlier lookups (dispatch.cpp) are kept under it.
+uint64_t generation();
 std::string cache_path();  // "" when no location is known (no HOME)
 std::string gemm_key(const GemmProblem& p, const std::string& device_key);
 

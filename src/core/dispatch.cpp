@@ -2,10 +2,12 @@
 
 #include <fmt/format.h>
 
+#include <chrono>
 #include <cstring>
 #include <mutex>
 #include <unordered_set>
 
+#include "core/dispatch_memo.h"
 #include "core/env.h"
 #include "core/error.h"
 #ifdef TC_HAVE_CUDA
@@ -17,6 +19,14 @@ namespace {
 thread_local tc_backend_t t_backend = TC_BACKEND_NONE;
 thread_local const char* t_instance = "";
 thread_local const char* t_noted = nullptr;
+
+uint64_t generation() {
+#ifdef TC_HAVE_CUDA
+  return autotune::generation();
+#else
+  return 0;
+#endif
+}
 
 bool backend_on_device(tc_backend_t b, tc_device_t dev) {
   bool cuda = b == TC_BACKEND_CUDA || b == TC_BACKEND_CUBLASLT;
@@ -59,6 +69,7 @@ const GemmRow* find_row(const GemmProblem& p, const char* name) {
 // ladder keeps its place unless a later one is more than 0.5% faster, so timing noise does not
 // flip between near-equal candidates from one process to the next.
 const GemmRow* tune(GemmProblem& p, GemmTimer& timer) {
+  const auto t0 = std::chrono::steady_clock::now();
   const GemmRow* best = nullptr;
   int best_variant = 0;
   double best_ms = 0;
@@ -78,15 +89,18 @@ const GemmRow* tune(GemmProblem& p, GemmTimer& timer) {
   clear_error();      // a failed candidate must not leave its message behind
   t_noted = nullptr;  // nor the instance name a candidate noted
   if (best == nullptr) return nullptr;
-  log_debug(fmt::format("autotune {}: chose {}#{};{}", describe(p), best->name, best_variant, log));
+  const double tune_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  log_debug(fmt::format("autotune {}: chose {}#{} after {:.1f} ms of tuning;{}", describe(p),
+                        best->name, best_variant, tune_ms, log));
   autotune::store(p, timer.device_key(), {best->name, best_variant, best_ms});
   p.variant = best_variant;
   return best;
 }
 
 // The autotune hook: nullptr means "use the ladder".
-const GemmRow* pick_tuned(GemmProblem& p) {
-  if (!autotune::enabled()) return nullptr;
+const GemmRow* pick_tuned(GemmProblem& p, const memo::Knobs& knobs) {
+  if (!autotune::enabled_value(knobs.autotune)) return nullptr;
   auto* timer = dynamic_cast<GemmTimer*>(p.ctx->impl.get());
   if (timer == nullptr) return nullptr;
   if (auto e = autotune::lookup(p, timer->device_key())) {
@@ -118,13 +132,13 @@ const char* intern_name(const std::string& name) {
   return names.insert(name).first->c_str();
 }
 
-const GemmRow* pick_gemm_row(GemmProblem& p) {
-  const bool debug = env::log_debug();
-  p.variant = 0;
-  t_noted = nullptr;
-  if (auto forced = env::get("TC_GEMM_ROW")) return pick_forced(p, *forced);
+namespace {
+
+// The decision for p (row, p.variant), without the memo.
+const GemmRow* decide(GemmProblem& p, const memo::Knobs& knobs) {
+  const bool debug = knobs.debug;
 #ifdef TC_HAVE_CUDA
-  if (const GemmRow* row = pick_tuned(p)) {
+  if (const GemmRow* row = pick_tuned(p, knobs)) {
     if (debug)
       log_debug(fmt::format("gemm {}: ran {}#{} (autotuned)", describe(p), row->name, p.variant));
     return row;
@@ -146,6 +160,28 @@ const GemmRow* pick_gemm_row(GemmProblem& p) {
   fail(TC_ERROR_NOT_SUPPORTED, "no GEMM kernel on this device serves {}x{}x{} with {} inputs",
        p.d.M, p.d.N, p.d.K, tc_dtype_name(p.d.a_dtype));
   return nullptr;
+}
+
+}  // namespace
+
+const GemmRow* pick_gemm_row(GemmProblem& p) {
+  const memo::Knobs knobs = memo::read_knobs();
+  p.variant = 0;
+  t_noted = nullptr;
+  if (knobs.gemm_row != nullptr) return pick_forced(p, knobs.gemm_row);
+  // TC_LOG=debug logs every decision, so it bypasses the memo.
+  if (knobs.debug) return decide(p, knobs);
+  const memo::CallKey key = memo::key_of(p, knobs.fingerprint, generation());
+  memo::Slot& slot = memo::slot_for(key);
+  if (slot.used && slot.key == key) {
+    p.variant = slot.variant;
+    return slot.row;
+  }
+  const GemmRow* row = decide(p, knobs);
+  // Kept under the generation read before deciding: a winner stored while deciding bumps it,
+  // so the next call looks again (and finds the stored winner) rather than trusting this one.
+  if (row != nullptr) slot = {true, key, row, p.variant};
+  return row;
 }
 
 }  // namespace tc

@@ -41,6 +41,10 @@ std::span<const GemmRow> gemm_table();
 // name starts with the prefix (tests and benchmarks enumerate rows with it); else the autotune
 // winner for p's class on devices that time candidates (autotune.h); else the ladder. Logs the
 // choice under TC_LOG=debug. Returns nullptr with the error message set when no row can serve.
+// Decisions are remembered per thread under the call's exact signature (device, every
+// descriptor field, batch, strides, pointer alignment up to 256 bytes, the TC_* environment,
+// the autotune cache's generation): a repeated call goes from validation to the row's run()
+// without asking any row's can_run again (TC_GEMM_ROW and TC_LOG=debug calls bypass the memo).
 const GemmRow* pick_gemm_row(GemmProblem& p);
 
 // Records what ran for tc_last_backend() / tc_last_instance(). When the row noted a more

@@ -13,9 +13,21 @@
 namespace tc::cuda {
 namespace {
 
+// intern_name() takes a lock and hashes the name; a thread launching the same instance again
+// (the common case) reuses its last answer after one string comparison.
+const char* interned(const std::string& name) {
+  thread_local std::string last;
+  thread_local const char* last_interned = nullptr;
+  if (last_interned == nullptr || name != last) {
+    last_interned = intern_name(name);
+    last = name;
+  }
+  return last_interned;
+}
+
 // Launchers return a status without a message; name the instance and the CUDA error.
 tc_status_t launched(tc_status_t st, const GemmPlan& plan) {
-  note_instance(intern_name(plan.name));
+  note_instance(interned(plan.name));
   if (st == TC_SUCCESS) return st;
   cudaError_t e = cudaGetLastError();
   return fail(st == TC_ERROR_INTERNAL ? TC_ERROR_INTERNAL : TC_ERROR_BACKEND_FAILURE,
