@@ -67,4 +67,34 @@ __device__ __forceinline__ void sync_consumers(uint32_t count) {
   tile::named_barrier_sync(1, count);
 }
 
+// The producer warp of the bulk MMA kernels (quant_mma_bulk.cu, quant_mma_f16.cu), whose passes
+// are 16 rows: stage s of the CTA's `count` stages is chunk s % chunks of pass p0 + s / chunks,
+// i.e. units (s % chunks) uc .. (< units) of `unit_bytes` each from byte col0 of each of its rows
+// (N rows of `rb` bytes in W), lane r copying row r into slot s % S (`stride` bytes a row). Once
+// the first min(S, count) stages are in flight, after_first() runs: the kernels wait for the
+// previous grid there and copy X.
+template <class After>
+__device__ __forceinline__ void produce_passes(const uint8_t* W, int64_t N, uint32_t rb,
+                                               size_t col0, int units, int uc, int unit_bytes,
+                                               int p0, int count, uint8_t* ring, uint32_t stride,
+                                               int S, uint64_t* full, uint64_t* empty,
+                                               After after_first) {
+  constexpr int kRows = 16;
+  const int lane = threadIdx.x % 32, chunks = (units + uc - 1) / uc, first = min(S, count);
+  for (int s = 0; s < count; ++s) {
+    const int slot = s % S;
+    if (s >= S && lane == 0) bar_wait(&empty[slot], uint32_t((s / S - 1) & 1));
+    const int64_t row0 = int64_t(p0 + s / chunks) * kRows;
+    const int rows = int(N - row0 < kRows ? N - row0 : kRows);
+    const int u0 = (s % chunks) * uc;
+    const uint32_t bytes = uint32_t(min(uc, units - u0) * unit_bytes);
+    if (lane == 0) bar_expect_tx(&full[slot], bytes * rows);
+    __syncwarp();
+    if (lane < rows)
+      copy(ring + size_t(slot) * kRows * stride + lane * stride,
+           W + (row0 + lane) * rb + col0 + size_t(u0) * unit_bytes, bytes, &full[slot]);
+    if (s == first - 1) after_first();
+  }
+}
+
 }  // namespace tc::cuda::quant::bulk

@@ -161,29 +161,18 @@ __global__ void __launch_bounds__((consumer_warps(NT) + 1) * 32, 1)
   }
   __syncthreads();
   bulk::grid_launch_dependents();
-  if (warp == kCW) {  // producer warp: lane r copies row r of each stage
-    const int first = min(S, my);
-    for (int s = 0; s < my; ++s) {
-      const int slot = s % S;
-      if (s >= S && lane == 0) bulk::bar_wait(&empty[slot], uint32_t((s / S - 1) & 1));
-      const int64_t row0 = int64_t(p0 + s / CH) * kPassRows;
-      const int rows = int(N - row0 < kPassRows ? N - row0 : kPassRows);
-      const int u0 = (s % CH) * UC;
-      const uint32_t bytes = uint32_t(min(UC, U - u0) * UB);
-      if (lane == 0) bulk::bar_expect_tx(&full[slot], bytes * rows);
-      __syncwarp();
-      if (lane < rows)
-        bulk::copy(ring + slot * stage + lane * stride,
-                   W + (row0 + lane) * rb + size_t(k0 / 64 + u0) * UB, bytes, &full[slot]);
-      if (s == first - 1) {  // the weights are in flight; X is the quantize kernel's output
-        bulk::grid_wait();
-        const uint32_t mbytes = uint32_t(G) * COLS * 8;
-        if (lane == 0) bulk::bar_expect_tx(xbar, uint32_t(M) * K + mbytes);
-        __syncwarp();
-        if (lane < M) bulk::copy(xs + size_t(lane) * XS, xq_g + size_t(lane) * Kfull + k0, K, xbar);
-        if (lane == 0) bulk::copy(meta, meta_g + size_t(k0 / 32) * COLS, mbytes, xbar);
-      }
-    }
+  if (warp == kCW) {  // producer warp: lane r copies row r of each stage; once the first
+    // stages are in flight, X (the quantize kernel's output) after the previous grid
+    bulk::produce_passes(
+        W, N, rb, size_t(k0 / 64) * UB, U, UC, UB, p0, my, ring, stride, S, full, empty, [&] {
+          bulk::grid_wait();
+          const uint32_t mbytes = uint32_t(G) * COLS * 8;
+          if (lane == 0) bulk::bar_expect_tx(xbar, uint32_t(M) * K + mbytes);
+          __syncwarp();
+          if (lane < M)
+            bulk::copy(xs + size_t(lane) * XS, xq_g + size_t(lane) * Kfull + k0, K, xbar);
+          if (lane == 0) bulk::copy(meta, meta_g + size_t(k0 / 32) * COLS, mbytes, xbar);
+        });
     return;
   }
   bulk::grid_wait();  // Y: the previous grids are done before any write

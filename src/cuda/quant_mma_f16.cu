@@ -177,31 +177,19 @@ __global__ void __launch_bounds__((kCW + 1) * 32, 1)
   }
   __syncthreads();
   bulk::grid_launch_dependents();
-  if (warp == kCW) {  // producer warp: lane r copies row r of each stage
-    const int first = min(S, my);
-    for (int s = 0; s < my; ++s) {
-      const int slot = s % S;
-      if (s >= S && lane == 0) bulk::bar_wait(&empty[slot], uint32_t((s / S - 1) & 1));
-      const int64_t row0 = int64_t(p0 + s / CH) * kPassRows;
-      const int rows = int(P.N - row0 < kPassRows ? P.N - row0 : kPassRows);
-      const int u0 = (s % CH) * UC;
-      const uint32_t bytes = uint32_t(min(UC, U - u0) * UB);
-      if (lane == 0) bulk::bar_expect_tx(&full[slot], bytes * rows);
-      __syncwarp();
-      if (lane < rows)
-        bulk::copy(ring + slot * stage + lane * P.stride,
-                   P.W + (row0 + lane) * P.rb + size_t(k0 / 64 + u0) * UB, bytes, &full[slot]);
-      if (s == first - 1) {  // the weights are in flight; X is the convert kernel's output
-        bulk::grid_wait();
-        const uint32_t xbytes = uint32_t(G) * COLS * 64, piece = xbytes / 32;  // 16 | piece
-        if (lane == 0) bulk::bar_expect_tx(xbar, xbytes);
-        __syncwarp();
-        bulk::copy(
-            reinterpret_cast<uint8_t*>(xs) + lane * piece,
-            reinterpret_cast<const uint8_t*>(P.xh + size_t(k0 / 32) * COLS * 4) + lane * piece,
-            piece, xbar);
-      }
-    }
+  if (warp == kCW) {  // producer warp: lane r copies row r of each stage; once the first
+    // stages are in flight, X (the convert kernel's output) after the previous grid
+    bulk::produce_passes(P.W, P.N, P.rb, size_t(k0 / 64) * UB, U, UC, UB, p0, my, ring, P.stride, S,
+                         full, empty, [&] {
+                           bulk::grid_wait();
+                           const uint32_t xbytes = uint32_t(G) * COLS * 64, piece = xbytes / 32;
+                           if (lane == 0) bulk::bar_expect_tx(xbar, xbytes);
+                           __syncwarp();
+                           bulk::copy(reinterpret_cast<uint8_t*>(xs) + lane * piece,
+                                      reinterpret_cast<const uint8_t*>(P.xh) +
+                                          size_t(k0 / 32) * COLS * 64 + lane * piece,
+                                      piece, xbar);
+                         });
     return;
   }
   bulk::grid_wait();  // Y, the partial sums, the counters: the previous grids are done
