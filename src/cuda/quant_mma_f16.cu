@@ -193,7 +193,10 @@ __global__ void __launch_bounds__((kCW + 1) * 32, 1)
     return;
   }
   bulk::grid_wait();  // Y, the partial sums, the counters: the previous grids are done
-  const int g = lane / 4, t = lane % 4;
+  // A warp's units are u = warp + kCW i of chunks of a multiple of 4 units: u % 4 (Q4_K's
+  // quarter of a super-block) is warp % 4 for all of them.
+  static_assert(kCW % 4 == 0, "Q4_K units of a warp share their quarter");
+  const int g = lane / 4, t = lane % 4, c4 = warp % 4;
   tile::FragC16x8 acc[NT] = {};
   bulk::bar_wait(xbar, 0);
   const uint4* xl = xs + g * 4 + t;  // this lane's 16 bytes of block 0, column tile 0
@@ -205,7 +208,7 @@ __global__ void __launch_bounds__((kCW + 1) * 32, 1)
 #pragma unroll 2
     for (int u = warp; u < uc; u += kCW) {
       UnitA A;
-      load_unit<FMT>(r0, P.stride, u, t, A);
+      load_unit<FMT>(r0, P.stride, u, t, c4, A);
       const int ug = u0 + u;
 #pragma unroll
       for (int h = 0; h < 2; ++h) {

@@ -22,7 +22,7 @@
 
 #include <cstdint>
 
-#include "cuda/gemv_quant_units.cuh"
+#include "cuda/quant_dequant.cuh"
 
 namespace tc::cuda::quant::mma_f16 {
 
@@ -60,11 +60,6 @@ __host__ __device__ constexpr uint32_t h2c(uint32_t bits) {
 }
 constexpr uint32_t kF1024 = 0x6400, kF1032 = 0x6408, kF1152 = 0x6480, kF64 = 0x5400, kF72 = 0x5480,
                    kF1over16 = 0x2C00;
-__device__ __forceinline__ uint32_t f2h2(float v) {  // (v, v) rounded to f16
-  uint32_t d;
-  asm("cvt.rn.f16x2.f32 %0, %1, %1;" : "=r"(d) : "f"(v));
-  return d;
-}
 
 // 4 nibbles of a word (bytes e .. e+3, low or high nibbles) to f16x2 (q - bias) * s (+ add):
 // out[0] = elements (e, e+2), out[1] = (e+1, e+3). `off` is the f16x2 1024 + bias for the low
@@ -95,9 +90,9 @@ struct UnitA {
   uint32_t frag[2][2][4];
 };
 
-// The unit u of rows g (at r0) and g + 8 (r0 + 8 stride) for lane t.
+// The unit u of rows g (at r0) and g + 8 (r0 + 8 stride) for lane t; Q4_K: c = u % 4.
 template <int FMT>
-__device__ __forceinline__ void load_unit(const uint8_t* r0, uint32_t stride, int u, int t,
+__device__ __forceinline__ void load_unit(const uint8_t* r0, uint32_t stride, int u, int t, int c,
                                           UnitA& A) {
 #pragma unroll
   for (int r = 0; r < 2; ++r) {
@@ -128,15 +123,31 @@ __device__ __forceinline__ void load_unit(const uint8_t* r0, uint32_t stride, in
       }
     } else {  // Q4_K: super-block u / 4, quant bytes 32c.. (c = u % 4): sub-blocks 2c, 2c + 1
       const uint8_t* b = p + 144 * (u >> 2);
-      const int c = u & 3;
       const uint4 head = *reinterpret_cast<const uint4*>(b);
       const uint32_t w0 = ld32(b + 16 + 32 * c + 4 * t), w1 = ld32(b + 32 + 32 * c + 4 * t);
-      const float d = h2f(uint16_t(head.x)), dmin = h2f(uint16_t(head.x >> 16));
+      // The 6-bit scales and mins of sub-blocks 2c, 2c + 1 as byte pairs (q4k_scale_min: bytes
+      // 2c.. of scales[0..3] / [4..7] for c < 2, else bytes 2c - 4.. of scales[8..11] with the top
+      // bits of [0..3] / [4..7]); c is the same for all of a warp's units, so the branch is too.
+      const uint32_t sh = 16 * (c & 1), a0 = head.y >> sh, a1 = head.z >> sh;
+      uint32_t scp, mnp;
+      if (c < 2) {
+        scp = a0 & 0x3F3Fu;
+        mnp = a1 & 0x3F3Fu;
+      } else {
+        const uint32_t a2 = head.w >> sh;
+        scp = (a2 & 0x0F0Fu) | ((a0 >> 2) & 0x3030u);
+        mnp = ((a2 >> 4) & 0x0F0Fu) | ((a1 >> 2) & 0x3030u);
+      }
+      // Byte pairs to the f16x2 (v0, v1) exactly ((1024 + v) - 1024), times (d, d) and (-dmin,
+      // -dmin): both sub-blocks' d sc and -dmin m, each rounded once.
+      const uint32_t s01 = hmul2(hsub2(__byte_perm(scp, 0x6464, 0x5140), h2c(kF1024)),
+                                 __byte_perm(head.x, 0, 0x1010));
+      const uint32_t m01 = hmul2(hsub2(__byte_perm(mnp, 0x6464, 0x5140), h2c(kF1024)),
+                                 __byte_perm(head.x, 0, 0x3232) ^ 0x80008000u);
 #pragma unroll
       for (int h = 0; h < 2; ++h) {  // sub-block 2c + h: nibble h of the chunk's bytes
-        int sc, mn;
-        q4k_scale_min_words(2 * c + h, head.y, head.z, head.w, &sc, &mn);
-        const uint32_t s = f2h2(d * float(sc)), m = f2h2(-(dmin * float(mn)));
+        const uint32_t s = __byte_perm(s01, 0, h ? 0x3232 : 0x1010);
+        const uint32_t m = __byte_perm(m01, 0, h ? 0x3232 : 0x1010);
         if (h == 0) {
           nib2<false>(w0, h2c(kF1024), s, m, true, &A.frag[h][r][0]);
           nib2<false>(w1, h2c(kF1024), s, m, true, &A.frag[h][r][2]);
