@@ -37,12 +37,18 @@ using namespace mma_f16;
 constexpr int kCW = 16;  // consumer warps; one more warp is the producer
 constexpr int kPassRows = 16;
 constexpr int kMaxStages = 8, kMinStages = 2;
-constexpr size_t kSmemCap = 220 * 1024;
-constexpr size_t kHead = 256;  // barriers
+constexpr size_t kSmemCap = 227 * 1024;  // the H100 / H200 opt-in limit per block
+constexpr size_t kHead = 256;            // barriers
 
 // A unit is 64 weights of a row (two Q4_0 / Q8_0 blocks, a quarter of a Q4_K super-block).
 __host__ __device__ constexpr int unit_bytes(int fmt) {
   return fmt == kQ8_0 ? 68 : 36;
+}
+
+// Reduction buffers: two (one barrier a pass instead of two) where they cost little shared
+// memory, one at NT = 4 (32 KB each).
+__host__ __device__ constexpr int red_bufs(int NT) {
+  return NT == 4 ? 1 : 2;
 }
 
 struct Geo {
@@ -50,7 +56,7 @@ struct Geo {
   int uc = 0;                             // units per chunk: a row's bulk copy per stage
   uint32_t stride = 0;                    // a row's padded slot in a stage
   size_t smem = 0;
-  // Workspace: X in f16, then (splits > 1) the partial sums and the pass counters.
+  // Workspace: X in f16, then (splits > 1) the partial sums and the CTA groups' counters.
   size_t xh_bytes = 0, part_floats = 0, work = 0;
 };
 
@@ -64,7 +70,7 @@ Geo geometry(const Args& a) {
   const int fmt = format_code(a.w_dtype);
   g.NT = a.M <= 8 ? 1 : a.M <= 16 ? 2 : 4;
   const size_t cols = 8 * g.NT;
-  const size_t fixed0 = kHead + size_t(kCW) * g.NT * 4 * 32 * 4;  // barriers, reduction
+  const size_t fixed0 = kHead + size_t(red_bufs(g.NT)) * kCW * g.NT * 4 * 32 * 4;  // + reduction
   const int pieces = a.K / 256, big = fmt == kQ8_0 ? 32 : 64;
   int forced = 0, min_splits = 1;
   if (const char* v = std::getenv("TC_QUANT_F16_UNITS")) forced = std::atoi(v);
@@ -93,7 +99,7 @@ Geo geometry(const Args& a) {
     const Geo t = fit(splits, big), h = fit(splits, big / 2);
     if (t.S >= 3)
       pick = t;
-    else if (h.S >= 4)
+    else if (h.S >= 3)
       pick = h;
     else if (t.S >= kMinStages)
       pick = t;
@@ -108,7 +114,8 @@ Geo geometry(const Args& a) {
 // X [M][K] f32 to f16 in the fragments' order: thread (block b, column n, lane t) writes the 8
 // elements xperm(t, 0..7) of block b of row n (zeros for n >= M, columns the MMA computes and
 // nobody reads).
-// Also zeroes the main kernel's pass counters (cnt, `passes` of them; null without K splits).
+// Also zeroes the main kernel's arrival counters (cnt, `passes` >= its CTA groups; null without
+// K splits).
 __global__ void convert_x_kernel(const float* __restrict__ X, uint4* __restrict__ xh, int M, int K,
                                  int cols, int* __restrict__ cnt, int passes) {
   bulk::grid_wait();  // X is the previous grid's output; the previous main kernel used cnt
@@ -139,17 +146,26 @@ struct Params {
   const uint4* xh;  // X in f16, fragment order, all K
   float* Y;
   float* part;                   // splits > 1: [splits][passes][NT * 128] partial sums of each pass
-  int* cnt;                      // splits > 1: [passes] arrivals, zeroed by the convert kernel
+  int* cnt;                      // splits > 1: [cps] arrivals, zeroed by the convert kernel
   int M, N, K, Ks, splits, cps;  // cps: CTAs per split
   uint32_t rb, stride;           // row bytes of W; a row's padded slot in a stage
   int UC, S;                     // units per chunk, stages
 };
 
+// Output o of a pass's fragment (o = (nt * 4 + i) * 32 + l: C row l / 4 + 8 (i / 2), column
+// 8 nt + 2 (l % 4) + i % 2) to Y, inside M x N.
+__device__ __forceinline__ void store_y(const Params& P, int pass, int o, float v) {
+  const int i = (o / 32) % 4, nt = o / 128, l = o % 32;
+  const int64_t row = int64_t(pass) * kPassRows + l / 4 + 8 * (i >> 1);
+  const int n = 8 * nt + 2 * (l % 4) + (i & 1);
+  if (n < P.M && row < P.N) P.Y[size_t(n) * P.N + row] = v;
+}
+
 template <int FMT, int NT>
 __global__ void __launch_bounds__((kCW + 1) * 32, 1)
     mma_f16_kernel(const __grid_constant__ Params P) {
   // CTA b serves K split b / cps (columns k0 .. k0 + K of W and X) for its share of the passes.
-  constexpr int UB = unit_bytes(FMT), COLS = 8 * NT, OUT = NT * 4 * 32;
+  constexpr int UB = unit_bytes(FMT), COLS = 8 * NT, OUT = NT * 4 * 32, RB = red_bufs(NT);
   extern __shared__ __align__(128) uint8_t smem[];
   uint64_t* full = reinterpret_cast<uint64_t*>(smem);
   uint64_t* empty = full + kMaxStages;
@@ -157,9 +173,9 @@ __global__ void __launch_bounds__((kCW + 1) * 32, 1)
   int* last = reinterpret_cast<int*>(xbar + 1);
   const int split = blockIdx.x / P.cps, c = blockIdx.x % P.cps, k0 = split * P.Ks;
   const int K = min(P.Ks, P.K - k0), U = K / 64, G = K / 32, UC = P.UC, S = P.S;
-  uint4* xs = reinterpret_cast<uint4*>(smem + kHead);                        // [G][COLS][4]
-  float* red = reinterpret_cast<float*>(xs + size_t(P.Ks / 32) * COLS * 4);  // [kCW][OUT]
-  uint8_t* ring = reinterpret_cast<uint8_t*>(red + kCW * OUT);
+  uint4* xs = reinterpret_cast<uint4*>(smem + kHead);                         // [G][COLS][4]
+  float* red0 = reinterpret_cast<float*>(xs + size_t(P.Ks / 32) * COLS * 4);  // [RB][kCW][OUT]
+  uint8_t* ring = reinterpret_cast<uint8_t*>(red0 + RB * kCW * OUT);
   const uint32_t stage = kPassRows * P.stride;
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
   const int CH = (U + UC - 1) / UC;  // chunks (stages) per pass
@@ -197,7 +213,9 @@ __global__ void __launch_bounds__((kCW + 1) * 32, 1)
   // quarter of a super-block) is warp % 4 for all of them.
   static_assert(kCW % 4 == 0, "Q4_K units of a warp share their quarter");
   const int g = lane / 4, t = lane % 4, c4 = warp % 4;
-  tile::FragC16x8 acc[NT] = {};
+  // Per block h of a unit, two independent MMA chains (one at NT = 4, where registers run out).
+  constexpr int CHAINS = NT == 4 ? 1 : 2;
+  tile::FragC16x8 acc[CHAINS][NT] = {};
   bulk::bar_wait(xbar, 0);
   const uint4* xl = xs + g * 4 + t;  // this lane's 16 bytes of block 0, column tile 0
   for (int s = 0; s < my; ++s) {
@@ -219,50 +237,58 @@ __global__ void __launch_bounds__((kCW + 1) * 32, 1)
               {A.frag[h][0][0], A.frag[h][1][0], A.frag[h][0][1], A.frag[h][1][1]}};
           const tile::FragA16x16 a1{
               {A.frag[h][0][2], A.frag[h][1][2], A.frag[h][0][3], A.frag[h][1][3]}};
-          tile::mma_16816<tile::f16>(acc[nt], a0, tile::FragB16x8{{b.x, b.y}});
-          tile::mma_16816<tile::f16>(acc[nt], a1, tile::FragB16x8{{b.z, b.w}});
+          tile::mma_16816<tile::f16>(acc[h % CHAINS][nt], a0, tile::FragB16x8{{b.x, b.y}});
+          tile::mma_16816<tile::f16>(acc[h % CHAINS][nt], a1, tile::FragB16x8{{b.z, b.w}});
         }
       }
     }
     __syncwarp();
     if (lane == 0) bulk::bar_arrive(&empty[slot]);
     if (ch != CH - 1) continue;
-      // Pass done: the warps' partial sums meet in warp order (deterministic); output o of the
-      // fragment (o = (nt * 4 + i) * 32 + l: C row l / 4 + 8 (i / 2), column 2 (l % 4) + i % 2)
-      // is thread o's (OUT <= 512 consumer threads).
+    // Pass done: the warps' partial sums meet in warp order (deterministic); output o of the
+    // fragment (store_y) is thread o's (OUT <= 512 consumer threads).
+    float* red = red0 + (RB > 1 ? (s / CH) % RB : 0) * kCW * OUT;
 #pragma unroll
     for (int nt = 0; nt < NT; ++nt)
 #pragma unroll
       for (int i = 0; i < 4; ++i) {
-        red[(warp * NT * 4 + nt * 4 + i) * 32 + lane] = acc[nt].r[i];
-        acc[nt].r[i] = 0.0f;
+        red[(warp * NT * 4 + nt * 4 + i) * 32 + lane] =
+            acc[0][nt].r[i] + (CHAINS > 1 ? acc[CHAINS - 1][nt].r[i] : 0.0f);
+#pragma unroll
+        for (int ch2 = 0; ch2 < CHAINS; ++ch2) acc[ch2][nt].r[i] = 0.0f;
       }
     bulk::sync_consumers(kCW * 32);
     const int o = threadIdx.x, pass = p0 + s / CH;
     float v = 0.0f;
     if (o < OUT)
       for (int w = 0; w < kCW; ++w) v += red[w * OUT + o];
-    if (P.splits > 1) {  // the last split to finish this pass adds them all, in split order
-      float* mine = P.part + (size_t(split) * passes + pass) * OUT;
-      if (o < OUT) mine[o] = v;
-      __threadfence();
-      bulk::sync_consumers(kCW * 32);
-      if (threadIdx.x == 0) *last = atomicAdd(&P.cnt[pass], 1) == P.splits - 1;
-      bulk::sync_consumers(kCW * 32);
-      if (*last && o < OUT) {
-        __threadfence();
-        v = 0.0f;
-        for (int sp = 0; sp < P.splits; ++sp)
-          v += __ldcg(P.part + (size_t(sp) * passes + pass) * OUT + o);
-      }
+    if (o < OUT) {
+      if (P.splits > 1)  // this split's partial sum; the last split of the CTA group adds them
+        P.part[(size_t(split) * passes + pass) * OUT + o] = v;
+      else
+        store_y(P, pass, o, v);
     }
-    if ((P.splits == 1 || *last) && o < OUT) {
-      const int i = (o / 32) % 4, nt = o / 128, l = o % 32;
-      const int64_t row = int64_t(pass) * kPassRows + l / 4 + 8 * (i >> 1);
-      const int n = 8 * nt + 2 * (l % 4) + (i & 1);
-      if (n < P.M && row < P.N) P.Y[size_t(n) * P.N + row] = v;
-    }
-    bulk::sync_consumers(kCW * 32);
+    // With two buffers, the next pass writes the other one, and the one after that comes after
+    // the next pass's barrier, which every thread reaches after this sum.
+    if (RB == 1) bulk::sync_consumers(kCW * 32);
+  }
+  if (P.splits == 1) return;
+  // The CTAs c of every split served the same passes: the last of them to get here adds the
+  // partial sums of those passes in split order (deterministic) and writes Y. One fence and one
+  // arrival per CTA (a fence and an arrival per pass cost ~1.5 us a pass on the H200).
+  __threadfence();
+  bulk::sync_consumers(kCW * 32);
+  if (threadIdx.x == 0) *last = atomicAdd(&P.cnt[c], 1) == P.splits - 1;
+  bulk::sync_consumers(kCW * 32);
+  if (!*last) return;
+  __threadfence();
+  const int p1 = p0 + my / CH;
+  for (int i = threadIdx.x; i < (p1 - p0) * OUT; i += kCW * 32) {
+    const int pass = p0 + i / OUT, o = i % OUT;
+    float v = 0.0f;
+    for (int sp = 0; sp < P.splits; ++sp)
+      v += __ldcg(P.part + (size_t(sp) * passes + pass) * OUT + o);
+    store_y(P, pass, o, v);
   }
 }
 
