@@ -106,6 +106,19 @@ TC_QUANT_LAUNCH tc_status_t launch_i8_gemv(const Args& a, void* stream);
 TC_QUANT_LAUNCH tc_status_t launch_dequant_w(const Args& a, bool to_f16, void* out, void* stream);
 TC_QUANT_LAUNCH tc_status_t launch_convert_x(const Args& a, bool to_f16, void* out, void* stream);
 
+// The same two expansions to f16 written for bandwidth (quant_prefill_dequant.cu): one thread
+// per 16-byte store, so a warp writes 512 contiguous bytes; W in Q4_0 / Q8_0 / Q4_K and X f32
+// (other formats and I8 activations: the launchers above). Same values as the launchers above.
+TC_QUANT_LAUNCH tc_status_t launch_prefill_dequant_w_f16(const Args& a, void* out, void* stream);
+TC_QUANT_LAUNCH tc_status_t launch_prefill_convert_x_f16(const Args& a, void* out, void* stream);
+
+// Fused prefill GEMM on sm_90a, Q4_0 (K % 128 == 0) / Q4_K (K % 256 == 0), W 16-byte aligned:
+// Y = X dequant(W)^T with X already converted to f16 (x16, dense [M,K], 16-byte aligned) and the
+// weights decoded from their blocks straight into wgmma's register A operand
+// (quant_prefill_fused.cu); values as the f16 dequantization (Q4_K: one more f16 rounding).
+TC_QUANT_LAUNCH bool prefill_q4_wgmma_supports(const Args& a, std::string& why);
+TC_QUANT_LAUNCH tc_status_t launch_prefill_q4_wgmma(const Args& a, const void* x16, void* stream);
+
 // The decode kernel the table's CUDA rows would pick for `a` (M <= 32): when a.act8 the MMA
 // bulk kernel (M > 2, a.work given), the bulk GEMV, the staged or plain q8 GEMV; else the
 // staged or plain f32 GEMV where they serve, else the MMA batch kernel, else v1; `name`

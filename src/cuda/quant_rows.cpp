@@ -58,8 +58,13 @@ tc_status_t prefill(const tc::quant::MatmulProblem& p, bool f16) {
   Scratch w{p.ctx, p.stream}, x{p.ctx, p.stream};
   TC_TRY(p.ctx->impl->alloc(size_t(a.N) * a.K * esz, &w.ptr));
   TC_TRY(p.ctx->impl->alloc(size_t(a.M) * a.K * esz, &x.ptr));
-  TC_TRY(kq::launch_dequant_w(a, f16, w.ptr, p.stream));
-  TC_TRY(kq::launch_convert_x(a, f16, x.ptr, p.stream));
+  if (f16) {
+    TC_TRY(kq::launch_prefill_dequant_w_f16(a, w.ptr, p.stream));
+    TC_TRY(kq::launch_prefill_convert_x_f16(a, x.ptr, p.stream));
+  } else {
+    TC_TRY(kq::launch_dequant_w(a, false, w.ptr, p.stream));
+    TC_TRY(kq::launch_convert_x(a, false, x.ptr, p.stream));
+  }
   GemmProblem g;
   const tc_dtype_t t = f16 ? TC_DTYPE_F16 : TC_DTYPE_F32;
   g.d = tc_gemm_desc{a.M,   a.N,  a.K,  t,    t,   TC_DTYPE_F32, TC_DTYPE_F32,
@@ -200,6 +205,22 @@ bool mma_can_run(const tc::quant::MatmulProblem& p, std::string& why) {
 }
 tc_status_t mma_run(const tc::quant::MatmulProblem& p) {
   return kq::launch_mma(args(p), p.stream);
+}
+
+// Prefill, Q4_0 / Q4_K: X converted to f16, then the fused GEMM that decodes W inside
+// (quant_prefill_fused.cu), where f16 rounding is allowed, as for the f16 dequantize row.
+bool prefill_q4_wgmma_can_run(const tc::quant::MatmulProblem& p, std::string& why) {
+  if (!on_cuda(p, why)) return false;
+  if (!p.d.quantize_activations) return (why = "f16 rounding not allowed", false);
+  if (p.d.M < 64) return (why = "M < 64", false);
+  return kq::prefill_q4_wgmma_supports(args(p), why);
+}
+tc_status_t prefill_q4_wgmma_run(const tc::quant::MatmulProblem& p) {
+  const kq::Args a = args(p);
+  Scratch x{p.ctx, p.stream};
+  TC_TRY(p.ctx->impl->alloc(size_t(a.M) * a.K * 2, &x.ptr));
+  TC_TRY(kq::launch_prefill_convert_x_f16(a, x.ptr, p.stream));
+  return kq::launch_prefill_q4_wgmma(a, x.ptr, p.stream);
 }
 
 bool prefill_f16_can_run(const tc::quant::MatmulProblem& p, std::string& why) {

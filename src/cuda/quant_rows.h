@@ -29,6 +29,8 @@ bool mma_can_run(const tc::quant::MatmulProblem& p, std::string& why);
 tc_status_t mma_run(const tc::quant::MatmulProblem& p);
 // Prefill: W and X expanded to dense f16 (only when quantize_activations allows the f16
 // rounding) or f32, then tc's own CUDA GEMM through the GEMM table.
+bool prefill_q4_wgmma_can_run(const tc::quant::MatmulProblem& p, std::string& why);
+tc_status_t prefill_q4_wgmma_run(const tc::quant::MatmulProblem& p);
 bool prefill_f16_can_run(const tc::quant::MatmulProblem& p, std::string& why);
 tc_status_t prefill_f16_run(const tc::quant::MatmulProblem& p);
 bool prefill_f32_can_run(const tc::quant::MatmulProblem& p, std::string& why);
