@@ -115,6 +115,11 @@ bool gemv_bulk_can_run(const tc::quant::MatmulProblem& p, std::string& why) {
 
 // The f16 MMA bulk kernel's checks with a stand-in workspace, as above.
 bool mma_f16_fits(const tc::quant::MatmulProblem& p, std::string& why) {
+  // The kernel takes M <= 32, and mma_f16_work_bytes evaluates the geometry of every M up to
+  // p.d.M (two getenv each): 42 us of host time per call at M = 512, K = 14336 on the 2-core
+  // dev box, paid by every prefill call before its own row (H200 18:05 UTC: a 512 x 128 x 256
+  // quantized call took 121 us against 14 us at M = 1).
+  if (p.d.M > 32) return (why = "M > 32", false);
   kq::Args a = args(p);
   a.work = reinterpret_cast<void*>(uintptr_t(256));
   a.work_bytes = kq::mma_f16_work_bytes(a);
