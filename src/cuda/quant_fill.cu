@@ -63,7 +63,7 @@ tc_status_t launch_decode(const Args& a, void* stream, const char** name) {
   if (a.w_dtype == TC_DTYPE_I8 && i8_gemv_supports(a, why)) {
     row = "cuda_gemv_i8";
     st = launch_i8_gemv(a, stream);
-  } else if (a.act8 && a.M > 2 && mma_f16_supports(a, why)) {  // as the table's rows
+  } else if (a.act8 && a.M > 2 && mma_f16_preferred(a) && mma_f16_supports(a, why)) {  // rows
     row = "cuda_mma_bulk_f16_hmma";
     st = launch_mma_f16(a, stream);
   } else if (a.act8 && a.M > 2 && mma_bulk_supports(a, why)) {

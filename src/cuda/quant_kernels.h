@@ -96,6 +96,10 @@ TC_QUANT_LAUNCH tc_status_t launch_mma_bulk(const Args& a, void* stream);
 TC_QUANT_LAUNCH size_t mma_f16_work_bytes(const Args& a);
 TC_QUANT_LAUNCH bool mma_f16_supports(const Args& a, std::string& why);
 TC_QUANT_LAUNCH tc_status_t launch_mma_f16(const Args& a, void* stream);
+// Where the f16 MMA measured faster than the int8 MMA (H200, 2026-11-29 18:10 UTC, tc bench
+// quant): Q4_0 and Q4_K at every M 3..32, Q8_0 up to M = 8 (at M = 16 / 32 the int8 kernel was
+// 1.0-1.6x faster on Q8_0). The table row and launch_decode take the int8 MMA elsewhere.
+TC_QUANT_LAUNCH bool mma_f16_preferred(const Args& a);
 
 // Int8 weights with an f32 scale per row, M <= 8: one warp per row, 16-byte weight loads.
 TC_QUANT_LAUNCH bool i8_gemv_supports(const Args& a, std::string& why);
@@ -119,8 +123,9 @@ TC_QUANT_LAUNCH tc_status_t launch_prefill_convert_x_f16(const Args& a, void* ou
 TC_QUANT_LAUNCH bool prefill_q4_wgmma_supports(const Args& a, std::string& why);
 TC_QUANT_LAUNCH tc_status_t launch_prefill_q4_wgmma(const Args& a, const void* x16, void* stream);
 
-// The decode kernel the table's CUDA rows would pick for `a` (M <= 32): when a.act8 the MMA
-// bulk kernel (M > 2, a.work given), the bulk GEMV, the staged or plain q8 GEMV; else the
+// The decode kernel the table's CUDA rows would pick for `a` (M <= 32): when a.act8 the f16
+// MMA bulk kernel (M > 2 where mma_f16_preferred), the int8 MMA bulk kernel (M > 2, a.work
+// given), the bulk GEMV, the staged or plain q8 GEMV; else the
 // staged or plain f32 GEMV where they serve, else the MMA batch kernel, else v1; `name`
 // (optional) gets the row's name.
 TC_QUANT_LAUNCH tc_status_t launch_decode(const Args& a, void* stream, const char** name);

@@ -75,9 +75,9 @@ inline bool bulk_mma_problem_ok(const Args& a, std::string& why) {
   if (a.K % 256 != 0) return (why = "K % 256 != 0 (rows not a multiple of 16 bytes)", false);
   return true;
 }
-// A workspace of at least `need` bytes (for `what`), and W, X and it 16-byte aligned.
+// A workspace of at least `need` bytes (for `what`; none if 0), W, X and it 16-byte aligned.
 inline bool bulk_mma_buffers_ok(const Args& a, size_t need, const char* what, std::string& why) {
-  if (a.work == nullptr || a.work_bytes < need)
+  if (need > 0 && (a.work == nullptr || a.work_bytes < need))
     return (why = std::string("no workspace for ") + what, false);
   const auto align = reinterpret_cast<uintptr_t>(a.w) | reinterpret_cast<uintptr_t>(a.x) |
                      reinterpret_cast<uintptr_t>(a.work);

@@ -56,7 +56,7 @@ struct Geo {
   int uc = 0;                             // units per chunk: a row's bulk copy per stage
   uint32_t stride = 0;                    // a row's padded slot in a stage
   size_t smem = 0;
-  // Workspace: X in f16, then (splits > 1) the partial sums and the CTA groups' counters.
+  // Workspace (K splits only): X in f16, the partial sums, the CTA groups' counters.
   size_t xh_bytes = 0, part_floats = 0, work = 0;
 };
 
@@ -107,13 +107,30 @@ Geo geometry(const Args& a) {
   const size_t passes = (size_t(std::max(a.N, 0)) + kPassRows - 1) / kPassRows;
   pick.xh_bytes = size_t(a.K) * cols * 2;
   pick.part_floats = pick.splits > 1 ? size_t(pick.splits) * passes * cols * 16 : 0;
-  pick.work = pick.xh_bytes + (pick.splits > 1 ? pick.part_floats * 4 + passes * 4 : 0);
+  pick.work = pick.splits > 1 ? pick.xh_bytes + pick.part_floats * 4 + passes * 4 : 0;
   return pick;
 }
 
-// X [M][K] f32 to f16 in the fragments' order: thread (block b, column n, lane t) writes the 8
-// elements xperm(t, 0..7) of block b of row n (zeros for n >= M, columns the MMA computes and
-// nobody reads).
+// Item i = (b cols + n) 4 + t of X in f16 in the fragments' order: the 8 elements xperm(t, 0..7)
+// of block b of row n of X [M][K] f32 (zeros for n >= M, columns the MMA computes and nobody
+// reads).
+__device__ __forceinline__ uint4 x_item(const float* __restrict__ X, int M, int K, int cols,
+                                        int i) {
+  const int t = i % 4, n = (i / 4) % cols, b = i / (4 * cols);
+  if (n >= M) return make_uint4(0, 0, 0, 0);
+  const float* src = X + size_t(n) * K + 32 * b + 4 * t;
+  const float4 v0 = __ldg(reinterpret_cast<const float4*>(src));
+  const float4 v1 = __ldg(reinterpret_cast<const float4*>(src + 16));
+  static_assert(xperm(1, 1) == 6 && xperm(1, 2) == 5 && xperm(1, 5) == 22, "xperm order");
+  auto pack = [](float lo, float hi) {
+    uint32_t d;
+    asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(d) : "f"(hi), "f"(lo));
+    return d;
+  };
+  return make_uint4(pack(v0.x, v0.z), pack(v0.y, v0.w), pack(v1.x, v1.z), pack(v1.y, v1.w));
+}
+
+// X [M][K] to f16 in the fragments' order (x_item) into the workspace, for the K splits.
 // Also zeroes the main kernel's arrival counters (cnt, `passes` >= its CTA groups; null without
 // K splits).
 __global__ void convert_x_kernel(const float* __restrict__ X, uint4* __restrict__ xh, int M, int K,
@@ -121,29 +138,14 @@ __global__ void convert_x_kernel(const float* __restrict__ X, uint4* __restrict_
   bulk::grid_wait();  // X is the previous grid's output; the previous main kernel used cnt
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (cnt != nullptr && i < passes) cnt[i] = 0;
-  const int t = i % 4, n = (i / 4) % cols, b = i / (4 * cols);
-  if (b < K / 32) {
-    uint4 o = make_uint4(0, 0, 0, 0);
-    if (n < M) {
-      const float* src = X + size_t(n) * K + 32 * b + 4 * t;
-      const float4 v0 = __ldg(reinterpret_cast<const float4*>(src));
-      const float4 v1 = __ldg(reinterpret_cast<const float4*>(src + 16));
-      static_assert(xperm(1, 1) == 6 && xperm(1, 2) == 5 && xperm(1, 5) == 22, "xperm order");
-      auto pack = [](float a, float b) {
-        uint32_t d;
-        asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(d) : "f"(b), "f"(a));  // a in the low half
-        return d;
-      };
-      o = make_uint4(pack(v0.x, v0.z), pack(v0.y, v0.w), pack(v1.x, v1.z), pack(v1.y, v1.w));
-    }
-    xh[i] = o;
-  }
+  if (i < (K / 32) * cols * 4) xh[i] = x_item(X, M, K, cols, i);
   bulk::grid_launch_dependents();
 }
 
 struct Params {
   const uint8_t* W;
-  const uint4* xh;  // X in f16, fragment order, all K
+  const float* X;   // X f32: splits == 1 converts it in the kernel
+  const uint4* xh;  // splits > 1: X in f16, fragment order, all K (the convert kernel's)
   float* Y;
   float* part;                   // splits > 1: [splits][passes][NT * 128] partial sums of each pass
   int* cnt;                      // splits > 1: [cps] arrivals, zeroed by the convert kernel
@@ -193,10 +195,11 @@ __global__ void __launch_bounds__((kCW + 1) * 32, 1)
   }
   __syncthreads();
   bulk::grid_launch_dependents();
-  if (warp == kCW) {  // producer warp: lane r copies row r of each stage; once the first
-    // stages are in flight, X (the convert kernel's output) after the previous grid
+  if (warp == kCW) {  // producer warp: lane r copies row r of each stage; with K splits, once
+    // the first stages are in flight, X (the convert kernel's output) after the previous grid
     bulk::produce_passes(P.W, P.N, P.rb, size_t(k0 / 64) * UB, U, UC, UB, p0, my, ring, P.stride, S,
                          full, empty, [&] {
+                           if (P.splits == 1) return;
                            bulk::grid_wait();
                            const uint32_t xbytes = uint32_t(G) * COLS * 64, piece = xbytes / 32;
                            if (lane == 0) bulk::bar_expect_tx(xbar, xbytes);
@@ -216,7 +219,14 @@ __global__ void __launch_bounds__((kCW + 1) * 32, 1)
   // Per block h of a unit, two independent MMA chains (one at NT = 4, where registers run out).
   constexpr int CHAINS = NT == 4 ? 1 : 2;
   tile::FragC16x8 acc[CHAINS][NT] = {};
-  bulk::bar_wait(xbar, 0);
+  if (P.splits == 1) {  // X to f16 here while the first stages land: no convert kernel between
+    const int items = G * COLS * 4;  // this grid and the previous one
+#pragma unroll 4
+    for (int i = threadIdx.x; i < items; i += kCW * 32) xs[i] = x_item(P.X, P.M, P.K, COLS, i);
+    bulk::sync_consumers(kCW * 32);
+  } else {
+    bulk::bar_wait(xbar, 0);
+  }
   const uint4* xl = xs + g * 4 + t;  // this lane's 16 bytes of block 0, column tile 0
   for (int s = 0; s < my; ++s) {
     const int slot = s % S, ch = s % CH;
@@ -300,6 +310,7 @@ tc_status_t launch_main(const Args& a, const Geo& g, cudaStream_t s) {
     return st;
   Params p;
   p.W = static_cast<const uint8_t*>(a.w);
+  p.X = static_cast<const float*>(a.x);
   p.xh = static_cast<const uint4*>(a.work);
   p.Y = a.y;
   p.part = reinterpret_cast<float*>(static_cast<uint8_t*>(a.work) + g.xh_bytes);
@@ -315,17 +326,24 @@ tc_status_t launch_main(const Args& a, const Geo& g, cudaStream_t s) {
   p.stride = g.stride;
   p.UC = g.uc;
   p.S = g.S;
+  // With K splits the convert kernel comes first: PDL orders this grid after it (its weight
+  // stream starts at once); without, PDL as the caller asks (after the previous kernel).
   const cudaError_t e = launch_ex(kernel, dim3(unsigned(g.splits * p.cps)), dim3((kCW + 1) * 32),
-                                  g.smem, s, 1, true, p);
+                                  g.smem, s, 1, g.splits > 1 || a.pdl, p);
   return e == cudaSuccess ? launched("quant mma f16 kernel launch")
                           : cuda_fail(e, "quant mma f16 kernel launch");
 }
 
 }  // namespace
 
+bool mma_f16_preferred(const Args& a) {
+  return a.w_dtype != TC_DTYPE_Q8_0 || a.M <= 8;
+}
+
 size_t mma_f16_work_bytes(const Args& a) {
-  size_t most = 0;
-  for (Args b = a; b.M >= 1; --b.M) most = std::max(most, geometry(b).work);
+  size_t most = 0;  // M > 32 is refused: no workspace
+  Args b = a;
+  for (b.M = std::min(a.M, 32); b.M >= 1; --b.M) most = std::max(most, geometry(b).work);
   return most;
 }
 
@@ -346,10 +364,12 @@ tc_status_t launch_mma_f16(const Args& a, void* stream) {
           ? reinterpret_cast<int*>(static_cast<uint8_t*>(a.work) + g.xh_bytes + g.part_floats * 4)
           : nullptr;
   const int threads = std::max(items, passes);
-  const cudaError_t e = launch_ex(convert_x_kernel, dim3(unsigned((threads + 255) / 256)),
-                                  dim3(256), 0, s, 1, a.pdl, static_cast<const float*>(a.x),
-                                  static_cast<uint4*>(a.work), a.M, a.K, cols, cnt, passes);
-  if (e != cudaSuccess) return cuda_fail(e, "quant mma f16: X convert launch");
+  if (g.splits > 1) {  // unsplit, the main kernel converts X itself
+    const cudaError_t e = launch_ex(convert_x_kernel, dim3(unsigned((threads + 255) / 256)),
+                                    dim3(256), 0, s, 1, a.pdl, static_cast<const float*>(a.x),
+                                    static_cast<uint4*>(a.work), a.M, a.K, cols, cnt, passes);
+    if (e != cudaSuccess) return cuda_fail(e, "quant mma f16: X convert launch");
+  }
   return with_format(a.w_dtype, [&](auto f) {
     constexpr int F = decltype(f)::value;
     return g.NT == 1   ? launch_main<F, 1>(a, g, s)

@@ -10,6 +10,7 @@
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <string>
 #include <vector>
@@ -81,7 +82,7 @@ TEST(QuantCudaMmaF16, MatchesFloat64) {
       wa.K = c.K;
       wa.w_dtype = c.w;
       const size_t work_bytes = kq::mma_f16_work_bytes(wa);
-      DevMem work(work_bytes);
+      DevMem work(std::max<size_t>(work_bytes, 16));  // none needed without K splits
       kq::Args args = args_for(c, w, x, y, work, work_bytes);
       std::string why;
       ASSERT_TRUE(kq::mma_f16_supports(args, why))
@@ -125,8 +126,15 @@ TEST(QuantCudaMmaF16, RefusesWhatItCannotServe) {
   b = a;
   b.K = 1056;  // rows not a multiple of 16 bytes
   EXPECT_FALSE(kq::mma_f16_supports(b, why));
-  b = a;
-  b.work_bytes = a.work_bytes - 16;
+  b = a;  // K split (X of all K too large for shared memory): a workspace is needed
+  b.M = 32;
+  b.K = 4096;
+  b.work_bytes = kq::mma_f16_work_bytes(b);
+  ASSERT_GT(b.work_bytes, 0u);
+  EXPECT_TRUE(kq::mma_f16_supports(b, why)) << why;
+  b.work_bytes -= 16;
+  EXPECT_FALSE(kq::mma_f16_supports(b, why));
+  b.work = nullptr;
   EXPECT_FALSE(kq::mma_f16_supports(b, why));
   b = a;
   b.w_dtype = TC_DTYPE_Q6_K;
