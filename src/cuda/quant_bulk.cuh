@@ -67,6 +67,19 @@ __device__ __forceinline__ void sync_consumers(uint32_t count) {
   tile::named_barrier_sync(1, count);
 }
 
+// Thread 0 of a bulk MMA kernel's CTA: the ring's barriers (full: the producer's one arrival
+// and the copies' bytes; empty: one arrival per consumer warp) and `extra` (one arrival, X's
+// copy), made visible to the bulk copies. A __syncthreads() must follow.
+__device__ __forceinline__ void init_ring(uint64_t* full, uint64_t* empty, int S,
+                                          uint32_t consumer_warps, uint64_t* extra) {
+  for (int s = 0; s < S; ++s) {
+    bar_init(&full[s], 1);
+    bar_init(&empty[s], consumer_warps);
+  }
+  bar_init(extra, 1);
+  fence_barrier_init();
+}
+
 // The producer warp of the bulk MMA kernels (quant_mma_bulk.cu, quant_mma_f16.cu), whose passes
 // are 16 rows: stage s of the CTA's `count` stages is chunk s % chunks of pass p0 + s / chunks,
 // i.e. units (s % chunks) uc .. (< units) of `unit_bytes` each from byte col0 of each of its rows

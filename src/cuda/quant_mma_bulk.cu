@@ -151,14 +151,7 @@ __global__ void __launch_bounds__((consumer_warps(NT) + 1) * 32, 1)
   const int64_t passes = (int64_t(N) + kPassRows - 1) / kPassRows;
   const int p0 = int(passes * blockIdx.x / gridDim.x);
   const int my = (int(passes * (blockIdx.x + 1) / gridDim.x) - p0) * CH;
-  if (threadIdx.x == 0) {
-    for (int s = 0; s < S; ++s) {
-      bulk::bar_init(&full[s], 1);
-      bulk::bar_init(&empty[s], kCW);
-    }
-    bulk::bar_init(xbar, 1);
-    bulk::fence_barrier_init();
-  }
+  if (threadIdx.x == 0) bulk::init_ring(full, empty, S, kCW, xbar);
   __syncthreads();
   bulk::grid_launch_dependents();
   if (warp == kCW) {  // producer warp: lane r copies row r of each stage; once the first

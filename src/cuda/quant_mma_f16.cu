@@ -185,14 +185,7 @@ __global__ void __launch_bounds__((kCW + 1) * 32, 1)
   const int p0 = int(int64_t(passes) * c / P.cps);
   const int my = (int(int64_t(passes) * (c + 1) / P.cps) - p0) * CH;
   if (my == 0) return;
-  if (threadIdx.x == 0) {
-    for (int s = 0; s < S; ++s) {
-      bulk::bar_init(&full[s], 1);
-      bulk::bar_init(&empty[s], kCW);
-    }
-    bulk::bar_init(xbar, 1);
-    bulk::fence_barrier_init();
-  }
+  if (threadIdx.x == 0) bulk::init_ring(full, empty, S, kCW, xbar);
   __syncthreads();
   bulk::grid_launch_dependents();
   if (warp == kCW) {  // producer warp: lane r copies row r of each stage; with K splits, once
