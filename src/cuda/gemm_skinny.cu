@@ -1,5 +1,8 @@
-// Decode GEMM, M <= 16: C[M,N] = alpha * A[M,K] B[N,K]^T + beta * C (B = weights, transpose_b).
-// Memory-bound: B is streamed once at (near) copy bandwidth; A (<= 16 rows) stays in L1/L2.
+// Decode GEMM, M <= 32: C[M,N] = alpha * A[M,K] B[N,K]^T + beta * C (B = weights, transpose_b).
+// Memory-bound: B is streamed once at (near) copy bandwidth; A (<= 32 rows) stays in L1/L2.
+// This file plans and launches two kernels: the register kernel below (the default), and, on
+// request (TC_SKINNY_BULK=1), the shared-memory ring kernel of gemm_skinny_bulk.cu, which was
+// slower on every decode cell (0.38-0.99x of cuBLASLt against the register kernel's 0.68-1.35x).
 //
 // Contract: A K-contiguous (!transpose_a), B K-contiguous (transpose_b); K, lda, ldb multiples
 // of 8 and 16-byte-aligned A and B (the planner checks; others go to the mma.sync kernel).
@@ -7,6 +10,8 @@
 // 16-byte load of B (8 consecutive k of one row) is used directly as the B fragments of two
 // m16n8k16 steps. A dot product does not care how k is ordered, so A's fragments are loaded
 // with the same k permutation (again 16 bytes per lane): no shared memory, no shuffles.
+// Instances m8, m16 and m32 (M <= 8 / 16 / 32): m32 loads four A rows per chunk and runs two
+// m16 halves on each B fragment (one B load serves 32 rows of A).
 // The 8 slices are summed through shared memory in warp order (deterministic).
 // Launched with programmatic dependent launch (gemm_launch_pdl.h): the index set-up overlaps
 // the previous kernel's tail, and the loads wait for it (grid_dep_wait).
@@ -29,6 +34,7 @@
 
 #include "cuda/gemm_kernels.h"
 #include "cuda/gemm_launch_pdl.h"
+#include "cuda/gemm_skinny_bulk.cuh"
 #include "cuda/tile/grid_dep.cuh"
 #include "cuda/tile/mma.cuh"
 
@@ -36,21 +42,12 @@ namespace tc::cuda {
 namespace {
 
 using namespace tc::tile;
+using skinny::Args;
 
 constexpr int kWarps = 8, kRows = 16;
-// Chunks loaded before the first use: 8 x 2 rows = 16 16-byte loads in flight per lane when
-// M <= 8 (A rows 8..15 are known zero, so their registers are free), 4 x 2 when M <= 16.
-
-struct SkinnyArgs {
-  const void* a;
-  const void* b;
-  void* c;
-  i32 M, N, K;
-  i64 lda, ldb, ldc;
-  float alpha, beta;
-  i32 c_type;    // 0 f32, 1 f16, 2 bf16
-  i32 prefetch;  // TC_SKINNY_PREFETCH=1: L2 prefetch of each unit before its loads
-};
+// Chunks loaded before the first use (kUnroll): 8 x 2 rows = 16 16-byte loads of B in flight per
+// lane when M <= 8 (A rows 8..15 are known zero, so their registers are free), 4 x 2 when
+// M <= 16 and when M <= 32 (four A rows per chunk: 128 registers, no spills).
 
 __device__ __forceinline__ uint4 ld_a(const u8* base, bool ok) {
   return ok ? *reinterpret_cast<const uint4*>(base) : uint4{0, 0, 0, 0};
@@ -59,17 +56,19 @@ __device__ __forceinline__ uint4 ld_a(const u8* base, bool ok) {
 // Prefetches the 16 rows x K of B of `unit` into L2: one bulk request per row (rows are
 // 16-byte aligned and K * sizeof(T) is a multiple of 16: the planner checks K % 8).
 template <class T>
-__device__ __forceinline__ void prefetch_unit(const SkinnyArgs& a, i32 unit) {
+__device__ __forceinline__ void prefetch_unit(const Args& a, i32 unit) {
   const i32 n = unit * kRows + i32(threadIdx.x);
   if (threadIdx.x >= kRows || n >= a.N) return;
-  const T* p = static_cast<const T*>(a.b) + i64(n) * a.ldb;
-  asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(p), "r"(u32(a.K * sizeof(T)))
-               : "memory");
+  skinny::prefetch_l2(static_cast<const T*>(a.b) + i64(n) * a.ldb, u32(a.K * sizeof(T)));
 }
 
-template <class T, bool M16>
-__global__ void __launch_bounds__(256, 2) gemm_skinny_kernel(const SkinnyArgs a) {
-  constexpr int kUnroll = M16 ? 4 : 8;
+// MT = 8, 16 or 32: the rows of A the instance serves (M <= MT).
+template <class T, int MT>
+__global__ void __launch_bounds__(256, 2) gemm_skinny_kernel(const Args a) {
+  constexpr int kUnroll = MT == 8 ? 8 : 4;
+  constexpr int NH = MT / 8;              // 8-row groups of A loaded per chunk
+  constexpr int NA = MT == 32 ? 2 : 1;    // m16 halves
+  constexpr int MP = MT == 32 ? 32 : 16;  // rows of the partial sums
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, q = lane % 4;
   const i32 units = (a.N + kRows - 1) / kRows;
   // K slice of this warp, in chunks of 32 k (one 16-byte load per lane per row).
@@ -82,12 +81,11 @@ __global__ void __launch_bounds__(256, 2) gemm_skinny_kernel(const SkinnyArgs a)
   // PDL: launch and index set-up overlapped the previous kernel; memory waits for it.
   grid_dep_wait();
   grid_dep_launch_dependents();
-  __shared__ float part[kWarps][16][16];  // K-slice sums: [warp][m 16][n 16]
-  const bool row0 = g < a.M, row1 = g + 8 < a.M;
+  __shared__ float part[kWarps][MP][16];  // K-slice sums: [warp][m][n 16]
   for (i32 unit = blockIdx.x; unit < units; unit += gridDim.x) {
     if (a.prefetch && unit + i32(gridDim.x) < units) prefetch_unit<T>(a, unit + gridDim.x);
     const i32 n0 = unit * kRows;
-    FragC16x8 acc[2] = {};
+    FragC16x8 acc[NA][2] = {};
     const T* brow[2];
 #pragma unroll
     for (int j = 0; j < 2; ++j) {
@@ -95,55 +93,52 @@ __global__ void __launch_bounds__(256, 2) gemm_skinny_kernel(const SkinnyArgs a)
       brow[j] = B + i64(n) * a.ldb;
     }
     for (i32 c = c0; c < c1; c += kUnroll) {
-      uint4 w[kUnroll][2], x0[kUnroll], x1[kUnroll];
+      uint4 w[kUnroll][2], x[kUnroll][NH];
 #pragma unroll
       for (int u = 0; u < kUnroll; ++u) {
         const i32 k = (c + u) * 32 + 8 * q;
         const bool kin = c + u < c1 && k < a.K;
 #pragma unroll
         for (int j = 0; j < 2; ++j) w[u][j] = kin ? ld_stream_16(brow[j] + k) : uint4{0, 0, 0, 0};
-        x0[u] = ld_a(reinterpret_cast<const u8*>(A + i64(g) * a.lda + k), kin && row0);
-        x1[u] = M16 ? ld_a(reinterpret_cast<const u8*>(A + i64(g + 8) * a.lda + k), kin && row1)
-                    : uint4{0, 0, 0, 0};
+#pragma unroll
+        for (int h = 0; h < NH; ++h)
+          x[u][h] = ld_a(reinterpret_cast<const u8*>(A + i64(g + 8 * h) * a.lda + k),
+                         kin && g + 8 * h < a.M);
       }
 #pragma unroll
       for (int u = 0; u < kUnroll; ++u) {
-        // Step s uses k offsets 4s..4s+3 of the lane's 8: (4s, 4s+1) as logical 2q.., and
-        // (4s+2, 4s+3) as logical 2q+8.. (same mapping for A and B).
-        const FragA16x16 fa0{{x0[u].x, x1[u].x, x0[u].y, x1[u].y}};
-        const FragA16x16 fa1{{x0[u].z, x1[u].z, x0[u].w, x1[u].w}};
 #pragma unroll
-        for (int j = 0; j < 2; ++j) {
-          mma_16816<T>(acc[j], fa0, FragB16x8{{w[u][j].x, w[u][j].y}});
-          mma_16816<T>(acc[j], fa1, FragB16x8{{w[u][j].z, w[u][j].w}});
+        for (int h = 0; h < NA; ++h) {
+          // Step s uses k offsets 4s..4s+3 of the lane's 8: (4s, 4s+1) as logical 2q.., and
+          // (4s+2, 4s+3) as logical 2q+8.. (same mapping for A and B). MT = 8: rows 8..15 zero.
+          const uint4 lo = x[u][NH > 1 ? 2 * h : 0];
+          uint4 hi{0, 0, 0, 0};
+          if constexpr (NH > 1) hi = x[u][2 * h + 1];
+          const FragA16x16 fa0{{lo.x, hi.x, lo.y, hi.y}}, fa1{{lo.z, hi.z, lo.w, hi.w}};
+#pragma unroll
+          for (int j = 0; j < 2; ++j) {
+            mma_16816<T>(acc[h][j], fa0, FragB16x8{{w[u][j].x, w[u][j].y}});
+            mma_16816<T>(acc[h][j], fa1, FragB16x8{{w[u][j].z, w[u][j].w}});
+          }
         }
       }
     }
 #pragma unroll
-    for (int j = 0; j < 2; ++j) {
-      part[warp][g][8 * j + 2 * q] = acc[j].r[0];
-      part[warp][g][8 * j + 2 * q + 1] = acc[j].r[1];
-      part[warp][g + 8][8 * j + 2 * q] = acc[j].r[2];
-      part[warp][g + 8][8 * j + 2 * q + 1] = acc[j].r[3];
-    }
-    __syncthreads();
-    const int m = threadIdx.x / 16, nn = threadIdx.x % 16;
-    const i32 n = n0 + nn;
-    if (m < a.M && n < a.N) {
-      float s = 0;
+    for (int h = 0; h < NA; ++h)
 #pragma unroll
-      for (int w2 = 0; w2 < kWarps; ++w2) s += part[w2][m][nn];  // warp order: deterministic
-      s *= a.alpha;
-      const i64 off = i64(m) * a.ldc + n;
-      if (a.c_type == 0) {
-        float* c = static_cast<float*>(a.c) + off;
-        *c = a.beta != 0.0f ? s + a.beta * *c : s;
-      } else if (a.c_type == 1) {
-        f16* c = static_cast<f16*>(a.c) + off;
-        *c = from_f32<f16>(a.beta != 0.0f ? s + a.beta * to_f32(*c) : s);
-      } else {
-        bf16* c = static_cast<bf16*>(a.c) + off;
-        *c = from_f32<bf16>(a.beta != 0.0f ? s + a.beta * to_f32(*c) : s);
+      for (int j = 0; j < 2; ++j)
+#pragma unroll
+        for (int e = 0; e < 4; ++e)
+          part[warp][16 * h + g + 8 * (e / 2)][8 * j + 2 * q + e % 2] = acc[h][j].r[e];
+    __syncthreads();
+    for (int i = threadIdx.x; i < MP * 16; i += 256) {
+      const int m = i / 16, nn = i % 16;
+      const i32 n = n0 + nn;
+      if (m < a.M && n < a.N) {
+        float s = 0;
+#pragma unroll
+        for (int w2 = 0; w2 < kWarps; ++w2) s += part[w2][m][nn];  // warp order: deterministic
+        skinny::store_c(a, m, n, s);
       }
     }
     __syncthreads();  // `part` is refilled by the next unit
@@ -166,16 +161,38 @@ bool plan_gemm_skinny(const GemmProblem& p, const GemmDevice& dev, GemmPlan* pla
     why = "skinny kernel: f16/bf16 on sm_80+ only";
     return false;
   }
-  if (d.M > 16 || p.batch != 1 || d.transpose_a || !d.transpose_b) {
-    why = "skinny kernel: needs M <= 16, batch 1, A row-major and B stored N x K";
+  if (d.M > 32 || p.batch != 1 || d.transpose_a || !d.transpose_b) {
+    why = "skinny kernel: needs M <= 32, batch 1, A row-major and B stored N x K";
     return false;
   }
   if (d.K % 8 || d.lda % 8 || d.ldb % 8 || !aligned16(p.a) || !aligned16(p.b)) {
     why = "skinny kernel: K, lda, ldb must be multiples of 8 and A, B 16-byte aligned";
     return false;
   }
+  plan->workspace_bytes = 0;
+  // The register kernel below, unless TC_SKINNY_BULK=1 or p.variant 2 asks for the ring kernel
+  // (gemm_skinny_bulk.cu, sm_90+; measured slower on every decode cell, H200 2026-11-29, see
+  // its header). TC_SKINNY_BULK=0 or p.variant 1 forces the register kernel past the M > 16
+  // shape rule. The knob is read per plan, so the bench, the lab and the tests can A/B them.
+  const char* bulk = std::getenv("TC_SKINNY_BULK");
+  const bool force_regs = p.variant == 1 || (bulk && std::strcmp(bulk, "0") == 0);
+  const bool force_bulk = p.variant == 2 || (bulk && std::strcmp(bulk, "1") == 0);
+  if (force_bulk) {
+    if (skinny::plan_skinny_bulk(p, dev, plan)) return true;
+    why = "skinny kernel: TC_SKINNY_BULK=1 and the ring kernel needs sm_90+ and K > 0";
+    return false;
+  }
+  // M = 17..32 (m32 instance): on W 14336x4096 it streamed 2.49-2.75 TB/s against the wgmma
+  // kernel's 3.26 (64x128 tiles have columns enough when N >= 2K); on 4096^2 and 4096x14336 it
+  // beat wgmma (2.41-2.58 against 2.06-2.12; 2.73-3.11 against 2.3-2.4). H200, 2026-11-29.
+  if (d.M > 16 && d.N >= 2 * int64_t(d.K) && !force_regs) {
+    why = "skinny kernel: M > 16 with N >= 2K is left to the wgmma kernel";
+    return false;
+  }
+  const int mt = d.M > 16 ? 32 : d.M > 8 ? 16 : 8;
+  plan->stages = 0;  // the register kernel
   plan->name = std::string("gemm_skinny_") + (d.a_dtype == TC_DTYPE_F16 ? "f16" : "bf16") +
-               "_f32_nt_m" + (d.M > 8 ? "16" : "8") + "_n16_w8_u" + (d.M > 8 ? "4" : "8") +
+               "_f32_nt_m" + std::to_string(mt) + "_n16_w8_u" + (mt == 8 ? "8" : "4") +
                "_aligned16";
   // Experiments, both off (measured no faster, see the header): TC_SKINNY_PREFETCH=1 and
   // TC_SKINNY_PERSIST=1 (read per plan, so the bench and lab can A/B them).
@@ -186,32 +203,32 @@ bool plan_gemm_skinny(const GemmProblem& p, const GemmDevice& dev, GemmPlan* pla
   plan->grid = persist && std::strcmp(persist, "1") == 0 ? std::min(units, dev.sm_count) : units;
   if (plan->prefetch) plan->name += "_pf";
   if (plan->grid < units) plan->name += "_persist";
-  plan->workspace_bytes = 0;
   return true;
 }
 
-tc_status_t launch_gemm_skinny(const GemmProblem& p, const GemmPlan& plan) {
+namespace skinny {
+Args make_args(const GemmProblem& p, const GemmPlan& plan) {
   const tc_gemm_desc& d = p.d;
-  SkinnyArgs a{p.a,
-               p.b,
-               p.c,
-               d.M,
-               d.N,
-               d.K,
-               d.lda,
-               d.ldb,
-               d.ldc,
-               d.alpha,
-               d.beta,
-               d.c_dtype == TC_DTYPE_F32   ? 0
-               : d.c_dtype == TC_DTYPE_F16 ? 1
-                                           : 2,
-               plan.prefetch ? 1 : 0};
+  Args r{};
+  r.a = p.a, r.b = p.b, r.c = p.c;
+  r.M = d.M, r.N = d.N, r.K = d.K;
+  r.lda = d.lda, r.ldb = d.ldb, r.ldc = d.ldc;
+  r.alpha = d.alpha, r.beta = d.beta;
+  r.c_type = d.c_dtype == TC_DTYPE_F32 ? 0 : d.c_dtype == TC_DTYPE_F16 ? 1 : 2;
+  r.prefetch = plan.prefetch ? 1 : 0;
+  return r;
+}
+}  // namespace skinny
+
+tc_status_t launch_gemm_skinny(const GemmProblem& p, const GemmPlan& plan) {
+  if (plan.stages > 0) return skinny::launch_skinny_bulk(p, plan);
+  const tc_gemm_desc& d = p.d;
+  const Args a = skinny::make_args(p, plan);
   auto stream = static_cast<cudaStream_t>(p.stream);
-  const bool m16 = d.M > 8;
-  auto kernel = d.a_dtype == TC_DTYPE_F16
-                    ? (m16 ? gemm_skinny_kernel<f16, true> : gemm_skinny_kernel<f16, false>)
-                    : (m16 ? gemm_skinny_kernel<bf16, true> : gemm_skinny_kernel<bf16, false>);
+  const bool f16 = d.a_dtype == TC_DTYPE_F16;
+  auto kernel = d.M > 16  ? (f16 ? gemm_skinny_kernel<tile::f16, 32> : gemm_skinny_kernel<bf16, 32>)
+                : d.M > 8 ? (f16 ? gemm_skinny_kernel<tile::f16, 16> : gemm_skinny_kernel<bf16, 16>)
+                          : (f16 ? gemm_skinny_kernel<tile::f16, 8> : gemm_skinny_kernel<bf16, 8>);
   const cudaError_t e = launch_maybe_pdl(kernel, dim3(plan.grid), dim3(256), 0, stream, 1, a);
   return e == cudaSuccess ? TC_SUCCESS : TC_ERROR_BACKEND_FAILURE;
 }

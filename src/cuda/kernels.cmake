@@ -15,5 +15,6 @@ set(TC_CUDA_KERNEL_SOURCES
     ${CMAKE_CURRENT_LIST_DIR}/gemm_pack.cu
     ${CMAKE_CURRENT_LIST_DIR}/gemm_mma.cu
     ${CMAKE_CURRENT_LIST_DIR}/gemm_skinny.cu
+    ${CMAKE_CURRENT_LIST_DIR}/gemm_skinny_bulk.cu
     ${CMAKE_CURRENT_LIST_DIR}/gemm_f32.cu
     ${CMAKE_CURRENT_LIST_DIR}/gemm_tf32x3.cu)

@@ -1,7 +1,7 @@
 // Every CUDA dispatch row, forced with TC_GEMM_ROW, against float64 on odd shapes, all
 // transposes, alpha/beta over poisoned C, padded leading dimensions and strided/broadcast
 // batches, with the foundation's bounds (f32 1e-6, f16 5e-3, bf16 3e-3, i8 exact; TF32 3e-3).
-// A row that declines a case (the decode kernel for M > 16, wgmma off sm_90) is skipped for
+// A row that declines a case (the decode kernel for M > 32, wgmma off sm_90) is skipped for
 // that case only; each row must serve at least one case of each dtype it claims. Then the
 // bitwise repeatability of each row over three runs, split-K shapes included.
 #include <gtest/gtest.h>
@@ -21,9 +21,12 @@ namespace {
 struct RowSpec {
   const char* prefix;
   tc_backend_t backend;
-  std::vector<int> dtypes;         // indices into kDtypes the row claims
-  const char* instance = nullptr;  // prefix of its instance names, when not `prefix`
-  bool hopper_only = false;        // sm_90a kernels: skipped elsewhere
+  std::vector<int> dtypes;             // indices into kDtypes the row claims
+  const char* instance = nullptr;      // prefix of its instance names, when not `prefix`
+  bool hopper_only = false;            // sm_90a kernels: skipped elsewhere
+  const char* skinny_bulk = nullptr;   // TC_SKINNY_BULK while the row runs (nullptr: unset)
+  const char* name = nullptr;          // test name, when not `prefix`
+  const char* not_instance = nullptr;  // text its instance names must not contain
 };
 
 const GemmDtypes kDtypes[] = {
@@ -39,6 +42,15 @@ const RowSpec kRows[] = {
     {"gemm_tf32x3", TC_BACKEND_CUDA, {0}, "gemm_wgmma_tf32x3", true},
     {"gemm_mma", TC_BACKEND_CUDA, {2, 3, 4, 5}},
     {"gemm_skinny", TC_BACKEND_CUDA, {2, 3, 4, 5}},
+    // The decode family's two kernels forced: the shared-memory ring (sm_90+) and registers.
+    {"gemm_skinny",
+     TC_BACKEND_CUDA,
+     {2, 3, 4, 5},
+     "gemm_skinny_bulk",
+     true,
+     "1",
+     "gemm_skinny_bulk"},
+    {"gemm_skinny", TC_BACKEND_CUDA, {2, 3, 4, 5}, nullptr, false, "0", "gemm_skinny_regs", "bulk"},
     {"gemm_simt", TC_BACKEND_CUDA, {0}},  // exact f32 only: it declines TF32 (H200, 2026-11-29)
 };
 
@@ -66,6 +78,14 @@ std::vector<GemmCase> cases() {
   v.push_back(b);
   b.broadcast_a = false, b.broadcast_b = true, b.ta = true, b.beta = 0.0f, b.ld_pad = 5;
   v.push_back(b);
+  // Decode shapes (M <= 32, B stored N x K): odd N with a tail tile, K not a multiple of the
+  // ring kernel's stages (256 / 512 k), more tiles than SMs, padded lda/ldb/ldc (multiples of 8
+  // keep the decode kernels eligible), alpha/beta; M = 33 is declined by them.
+  v.push_back({24, 77, 136, false, true, 0.5f, -1.5f, 8});
+  v.push_back({32, 2200, 1032, false, true});
+  v.push_back({17, 301, 600, false, true, -2.0f, 0.0f, 16});
+  v.push_back({9, 4099, 520, false, true, 1.0f, 0.5f, 16});
+  v.push_back({33, 65, 64, false, true});
   GemmCase d{8, 96, 64, false, true};
   d.use_async = true;
   v.push_back(d);
@@ -109,6 +129,7 @@ TEST_P(CudaRows, MatchFloat64) {
   const GemmDtypes t = kDtypes[di];
   const bool claimed = std::find(row.dtypes.begin(), row.dtypes.end(), di) != row.dtypes.end();
   ScopedEnv force("TC_GEMM_ROW", row.prefix);
+  ScopedEnv bulk("TC_SKINNY_BULK", row.skinny_bulk);
   std::mt19937_64 rng(777 + di);
   int served = 0;
   for (GemmCase c : cases()) {
@@ -123,6 +144,10 @@ TEST_P(CudaRows, MatchFloat64) {
     EXPECT_EQ(std::string(tc_last_instance()).rfind(row.instance ? row.instance : row.prefix, 0),
               0u)
         << "ran " << tc_last_instance() << " under TC_GEMM_ROW=" << row.prefix;
+    if (row.not_instance) {
+      EXPECT_EQ(std::string(tc_last_instance()).find(row.not_instance), std::string::npos)
+          << "ran " << tc_last_instance() << " under TC_SKINNY_BULK=" << row.skinny_bulk;
+    }
   }
   if (!claimed) {
     EXPECT_EQ(served, 0) << row.prefix << " served " << tc_dtype_name(t.in) << " cases it does "
@@ -142,7 +167,8 @@ INSTANTIATE_TEST_SUITE_P(Rows, CudaRows,
                                             ::testing::Range(0, int(std::size(kDtypes)))),
                          [](const auto& info) {
                            const GemmDtypes t = kDtypes[std::get<1>(info.param)];
-                           return std::string(kRows[std::get<0>(info.param)].prefix) + "_" +
+                           const RowSpec& r = kRows[std::get<0>(info.param)];
+                           return std::string(r.name ? r.name : r.prefix) + "_" +
                                   tc_dtype_name(t.in) + "_" + tc_dtype_name(t.out) +
                                   (t.accum == TC_DTYPE_TF32 ? "_tf32" : "");
                          });
