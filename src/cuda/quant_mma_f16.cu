@@ -2,22 +2,26 @@
 // accumulators over the whole K) on weights streamed by 1-D bulk copies (quant_kernels.h:
 // launch_mma_f16).
 //
-// Why not the int8 MMA (quant_mma_bulk.cu): there every 32-weight block ends in a per-(row,
-// column) epilogue (int32 to float, scale by d_w d_x, the -8 / min terms) of every accumulator,
-// so its cost grows with the batch: at M = 8 it runs at 2x the M = 1 GEMV and is compute bound.
-// Here each weight is dequantized once to f16 with its block scale folded in (~2 instructions
-// per weight pair, quant_mma_f16_units.cuh) and the activations are f16, so one column tile of
-// 8 adds only 2 MMAs and one 16-byte shared load per 32 x 16 weights.
+// Why a second MMA kernel: the int8 one (quant_mma_bulk.cu) ends every 32-weight block in a
+// per-(row, column) epilogue (int32 to float, d_w d_x, the -8 / min terms) of every accumulator.
+// Here each weight is dequantized once to f16 with its block scale folded in (~2 instructions per
+// weight pair, quant_mma_f16_units.cuh) and X is f16, so the accumulators run over all K and a
+// column tile of 8 adds only 2 MMAs and one 16-byte shared load per 32 x 16 weights. (On the
+// H200 both kernels turned out latency bound on the weight stream rather than on that epilogue:
+// docs/quant.md.)
 //
-// Two kernels. The first converts X to f16 into the caller's workspace in the permuted block
-// order of the A fragments ([K/32][8 NT columns][4 lanes][8], zeros past M). The second, a
-// persistent grid of one CTA per SM, copies its K range of that into shared memory once and
-// streams 16-row passes through the ring of quant_bulk.cuh (16 rows x a K chunk per stage, one
-// bulk copy per row, rows padded to an odd number of 16-byte lines so the 8 row groups of a
-// fragment load hit distinct banks); 16 consumer warps split the units of each chunk and meet in
-// shared memory at the end of a pass, in warp order (deterministic). Where X of all K does not
-// fit beside the ring, K is split over a few launches, the later ones adding to Y. Always PDL:
-// the weight stream starts while the previous kernel runs; X and Y wait for it.
+// A persistent grid of one CTA per SM streams 16-row passes through the ring of quant_bulk.cuh
+// (16 rows x a K chunk per stage, one bulk copy per row, rows padded to an odd number of 16-byte
+// lines so the 8 row groups of a fragment load hit distinct banks); 16 consumer warps split the
+// units of each chunk and meet in shared memory at the end of a pass, in warp order
+// (deterministic). X sits in shared memory in f16, in the permuted block order of the fragments
+// ([K/32][8 NT columns][4 lanes][8], zeros past M). Where all of X fits beside the ring, the
+// consumer warps convert it from f32 while the first stages land (one kernel, no workspace).
+// Otherwise a first kernel writes it to the workspace in that form and K is split between CTAs:
+// CTA group c of every split serves the same passes, writes partial sums, and the last CTA of the
+// group to finish adds them in split order. The weight stream never waits for the previous grid
+// (programmatic dependent launch where the caller asks, always after the convert kernel); X, Y
+// and the partial sums do.
 #include <cuda_runtime.h>
 
 #include <algorithm>
