@@ -87,12 +87,14 @@ TC_QUANT_LAUNCH bool mma_bulk_supports(const Args& a, std::string& why);
 TC_QUANT_LAUNCH tc_status_t launch_mma_bulk(const Args& a, void* stream);
 
 // Batched decode, M <= 32, f16 activations (callers must allow 8-bit activations: the f16
-// rounding of X and of the dequantized weights gives rms_scaled ~5e-4), Q4_0 / Q8_0 / Q4_K with
-// K % 256 == 0: X is converted to f16 into a.work (a first small kernel), then f16 tensor cores
-// (mma.sync m16n8k16, f32 accumulators over all K) on weights streamed by 1-D bulk copies, each
-// weight dequantized once, scale folded in, for the whole batch (quant_mma_f16.cu). Where M K is
-// large, K is split between CTAs and the last one to finish a tile adds the partial sums.
-// mma_f16_work_bytes(a): the workspace for a.N, a.K, a.w_dtype and any M <= a.M.
+// rounding of X and of the dequantized weights gives rms_scaled ~3e-4), Q4_0 / Q8_0 / Q4_K with
+// K % 256 == 0: f16 tensor cores (mma.sync m16n8k16, f32 accumulators over all K) on weights
+// streamed by 1-D bulk copies, each weight dequantized once, scale folded in, for the whole
+// batch, X converted to f16 in the kernel (quant_mma_f16.cu). Where X of all K does not fit in
+// shared memory (M K large), a first kernel writes X in f16 to a.work and K is split between
+// CTAs, the last one to finish a group of passes adding the partial sums.
+// mma_f16_work_bytes(a): the workspace for a.N, a.K, a.w_dtype and any M <= a.M (0 where K is
+// not split: a.work may then be null).
 TC_QUANT_LAUNCH size_t mma_f16_work_bytes(const Args& a);
 TC_QUANT_LAUNCH bool mma_f16_supports(const Args& a, std::string& why);
 TC_QUANT_LAUNCH tc_status_t launch_mma_f16(const Args& a, void* stream);
