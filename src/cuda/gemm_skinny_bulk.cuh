@@ -45,9 +45,12 @@ __device__ __forceinline__ void store_c(const Args& a, i32 m, i32 n, float s) {
 
 // Asks the TMA unit to bring `bytes` (a multiple of 16, p 16-byte aligned) into L2. A hint:
 // safe before grid_dep_wait even when the previous kernel writes that memory, since L2 is the
-// point of coherence and the real loads come after the wait.
+// point of coherence and the real loads come after the wait. A no-op before sm_90 (the
+// register kernel also runs on sm_80).
 __device__ __forceinline__ void prefetch_l2(const void* p, u32 bytes) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(p), "r"(bytes) : "memory");
+#endif
 }
 
 // The ring kernel (sm_90+): plan->stages = ring stages (> 0 marks the ring kernel),
