@@ -54,9 +54,9 @@ tc_status_t launch_gemm_wgmma(const GemmProblem& p, const GemmPlan& plan, void* 
 bool plan_gemm_mma(const GemmProblem& p, const GemmDevice& dev, GemmPlan* plan, std::string& why);
 tc_status_t launch_gemm_mma(const GemmProblem& p, const GemmPlan& plan);
 
-// --- M <= 32 decode: streams B (N x K, transpose_b) at memory bandwidth (gemm_skinny.cu,
-// gemm_skinny_bulk.cu) --- f16/bf16 -> f16/bf16/f32, A K-contiguous; any alignment (vector loads
-// when 16-B aligned).
+// --- M <= 32 decode: streams B (N x K, transpose_b) at memory bandwidth ---
+// gemm_skinny.cu (registers) and gemm_skinny_bulk.cu (bulk-copy ring, TC_SKINNY_BULK=1).
+// f16/bf16 -> f16/bf16/f32, A K-contiguous; any alignment (vector loads when 16-B aligned).
 bool plan_gemm_skinny(const GemmProblem& p, const GemmDevice& dev, GemmPlan* plan,
                       std::string& why);
 tc_status_t launch_gemm_skinny(const GemmProblem& p, const GemmPlan& plan);
