@@ -10,13 +10,20 @@
 // consumer warps take a row pair (or a row) of a stage each, lanes on consecutive units. X is
 // quantized per 32 to int8 by the consumer warps while the first stages land, stored per unit
 // as 4 int4 chunks [m][chunk][unit] (lanes on consecutive units read consecutive 16 bytes) and
-// {d0, d1, sum0, sum1} per unit. docs/quant.md has the H200 figures.
+// {d0, d1, sum0, sum1} per unit; at M = 1 with K <= 4096 each lane then keeps the two units it
+// dots in registers for all its rows (the X loads were half the shared-memory traffic per row).
+// docs/quant.md has the H200 figures and where a launch's time goes.
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
+#include <mutex>
+#include <set>
+#include <tuple>
 
 #include "cuda/gemm_launch_pdl.h"
+#include "cuda/gemv_quant_bulk_trace.cuh"
 #include "cuda/gemv_quant_bulk_units.cuh"
 #include "cuda/quant_bulk.cuh"
 #include "cuda/quant_launch.cuh"
@@ -25,8 +32,10 @@ namespace tc::cuda::quant {
 namespace {
 
 using namespace bulk_gemv;
+using bulk_trace::kTraceWords;
+using bulk_trace::now_ns;
 
-// Consumer warps (8, 12 or 16: Config below); one more warp is the producer.
+// Consumer warps (8 or 16: Config below); one more warp is the producer.
 template <int CW>
 constexpr int kThreadsOf = (CW + 1) * 32;
 constexpr int kMaxStages = 8;
@@ -34,6 +43,7 @@ constexpr int kMaxM = 4;
 constexpr size_t kSmemCap1 = 200 * 1024;  // one CTA per SM
 constexpr size_t kSmemCap2 = 113 * 1024;  // two CTAs per SM (the next PDL grid's beside it)
 constexpr size_t kHead = 128;             // the barriers
+constexpr size_t kStageCap = 32 * 1024;   // bytes of one stage (R rows) at most
 
 struct Config;
 
@@ -53,11 +63,17 @@ __host__ __device__ inline int stage_groups(int R, int RP, int CW, int S) {
   return min(CW / stage_warps(R, RP, CW), S);
 }
 
-template <int FMT, int MT, int kCW, int kMinBlocks>
+// Diagnostics (TC_QUANT_BULK_ABLATE, Y not valid): 1 the launch chain alone (same resources,
+// no work), 2 the weight stream alone (no X, no dots), 3 no X quantization.
+enum Ablate { kFull = 0, kChainOnly = 1, kStreamOnly = 2, kNoXQuant = 3 };
+
+// XR > 0: each lane keeps the XR units of X it dots (u = lane + 32 j, U <= 32 XR) in registers
+// for all its rows, instead of loading them from shared memory per row (M = 1).
+template <int FMT, int MT, int kCW, int kMinBlocks, int XR>
 __global__ void __launch_bounds__(kThreadsOf<kCW>, kMinBlocks)
     bulk_gemv_kernel(const uint8_t* __restrict__ W, const float* __restrict__ X,
-                     float* __restrict__ Y, int M, int N, int K, uint32_t rb, int R, int RP,
-                     int S) {
+                     float* __restrict__ Y, int M, int N, int K, uint32_t rb, int R, int RP, int S,
+                     int ablate, unsigned long long* trace) {
   extern __shared__ __align__(128) uint8_t smem[];
   uint64_t* full = reinterpret_cast<uint64_t*>(smem);
   uint64_t* empty = full + kMaxStages;
@@ -71,6 +87,11 @@ __global__ void __launch_bounds__(kThreadsOf<kCW>, kMinBlocks)
   const int64_t tiles = (int64_t(N) + R - 1) / R;
   const int t0 = int(tiles * blockIdx.x / gridDim.x);
   const int my = int(tiles * (blockIdx.x + 1) / gridDim.x) - t0;
+  unsigned long long* tr = trace ? trace + size_t(blockIdx.x) * kTraceWords : nullptr;
+  if (tr && threadIdx.x == 0) {
+    tr[0] = now_ns();
+    tr[6] = bulk_trace::smid() | (uint64_t(my) << 32);
+  }
   if (threadIdx.x == 0) {
     for (int s = 0; s < S; ++s) {
       bulk::bar_init(&full[s], 1);
@@ -80,6 +101,10 @@ __global__ void __launch_bounds__(kThreadsOf<kCW>, kMinBlocks)
   }
   __syncthreads();
   bulk::grid_launch_dependents();
+  if (ablate == kChainOnly) {
+    bulk::grid_wait();
+    return;
+  }
   if (warp == kCW) {  // producer: W is never written by the previous grid (launch_gemv_bulk)
     if (lane == 0) {
       for (int s = 0; s < my; ++s) {
@@ -90,29 +115,57 @@ __global__ void __launch_bounds__(kThreadsOf<kCW>, kMinBlocks)
         bulk::bar_expect_tx(&full[slot], bytes);
         bulk::copy(ring + slot * stage, W + row0 * rb, bytes, &full[slot]);
       }
+      if (tr) tr[5] = now_ns();
     }
     return;
   }
   bulk::grid_wait();  // X and Y belong to the previous grid until it is done
-  quantize_x(X, M, K, U, kCW * 32, xq, xm);
+  if (tr && threadIdx.x == 0) tr[1] = now_ns();
+  if (ablate != kStreamOnly && ablate != kNoXQuant) quantize_x(X, M, K, U, kCW * 32, xq, xm);
   bulk::sync_consumers(kCW * 32);
+  if (tr && threadIdx.x == 0) tr[2] = now_ns();
+  unsigned long long last_full = 0;
   const int group = warp / RW, wr = warp % RW;
   if (group >= NG) return;  // fewer stages than groups: these warps only quantized X
+  XUnit<MT> xr[XR > 0 ? XR : 1];
+  if constexpr (XR > 0) {
+#pragma unroll
+    for (int j = 0; j < XR; ++j)
+      if (lane + 32 * j < U) load_x<MT>(xr[j], lane + 32 * j, U, M, xq, xm);
+  }
   for (int s = group; s < my; s += NG) {
     const int slot = s % S;
     bulk::bar_wait(&full[slot], uint32_t((s / S) & 1));
+    if (tr) {
+      last_full = now_ns();
+      if (threadIdx.x == 0 && s == 0) tr[3] = last_full;
+    }
+    if (ablate == kStreamOnly) {
+      __syncwarp();
+      if (lane == 0) bulk::bar_arrive(&empty[slot]);
+      continue;
+    }
     const int64_t row0 = int64_t(t0 + s) * R;
     const int rows = int(N - row0 < R ? N - row0 : R);
     for (int r = RP * wr; r < rows; r += RP * RW) {  // rows r and r + 1 share the X loads
       const uint8_t* row = ring + slot * stage + size_t(r) * rb;
       const bool two = RP == 2 && r + 1 < rows;
       float acc[2][MT] = {};
+      if constexpr (XR > 0) {
+#pragma unroll
+        for (int j = 0; j < XR; ++j) {
+          if (lane + 32 * j >= U) break;
+          unit_dot<FMT, MT>(row, lane + 32 * j, M, xr[j], acc[0]);
+          if (two) unit_dot<FMT, MT>(row + rb, lane + 32 * j, M, xr[j], acc[1]);
+        }
+      } else {
 #pragma unroll 2
-      for (int u = lane; u < U; u += 32) {
-        XUnit<MT> x;
-        load_x<MT>(x, u, U, M, xq, xm);
-        unit_dot<FMT, MT>(row, u, M, x, acc[0]);
-        if (two) unit_dot<FMT, MT>(row + rb, u, M, x, acc[1]);
+        for (int u = lane; u < U; u += 32) {
+          XUnit<MT> x;
+          load_x<MT>(x, u, U, M, xq, xm);
+          unit_dot<FMT, MT>(row, u, M, x, acc[0]);
+          if (two) unit_dot<FMT, MT>(row + rb, u, M, x, acc[1]);
+        }
       }
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
@@ -130,30 +183,47 @@ __global__ void __launch_bounds__(kThreadsOf<kCW>, kMinBlocks)
     __syncwarp();
     if (lane == 0) bulk::bar_arrive(&empty[slot]);
   }
+  if (tr && lane == 0) {
+    atomicMax(&tr[4], now_ns());
+    atomicMax(&tr[7], last_full);
+  }
 }
 
-// Configurations (grid: one CTA per SM): 16 consumer warps and up to ~200 KB of ring (default);
-// or, for an A/B, TC_QUANT_BULK_CTAS=2 (12 warps, <= 113 KB, so that the next PDL grid's CTA
-// fits beside this one and starts its weight stream before this one ends) or
-// TC_QUANT_BULK_WARPS=8 (8 warps, up to ~200 KB).
+// Configurations (grid: one CTA per SM). Default: 16 consumer warps and up to ~200 KB of
+// ring, one CTA per SM; at M = 1 with K <= 4096 each lane holds its two units of X in registers
+// (XR = 2). A/B knobs: TC_QUANT_BULK_XREG=0 (X from shared memory per row);
+// TC_QUANT_BULK_WARPS=8; TC_QUANT_BULK_CTAS=2: two CTAs per SM (16 warps, <= 113 KB and <= 56
+// registers each), so that the next PDL grid's CTA is resident beside this one and streams
+// its first stages while this one still runs (measured slower: docs/quant.md).
+// Diagnostics: TC_QUANT_BULK_ABLATE (above), TC_QUANT_BULK_TRACE (gemv_quant_bulk_trace.cuh),
+// TC_QUANT_BULK_VERBOSE=1 (geometry and occupancy of each shape, once, on stderr).
 struct Config {
   int warps, ctas;
   size_t cap;
+  bool xreg = false;
 };
+int env_int(const char* name, int fallback) {
+  const char* v = std::getenv(name);
+  return v && v[0] ? std::atoi(v) : fallback;
+}
 Config config(int M) {
-  const char* c = std::getenv("TC_QUANT_BULK_CTAS");
-  const char* w = std::getenv("TC_QUANT_BULK_WARPS");
-  if (M == 1 && c && c[0] == '2') return {12, 2, kSmemCap2};
-  if (M > 1 || (w && w[0] == '8')) return {8, 1, kSmemCap1};  // M > 1: registers for X
-  return {16, 1, kSmemCap1};
+  if (M > 1) return {8, 1, kSmemCap1};  // M > 1: registers for X
+  if (env_int("TC_QUANT_BULK_CTAS", 1) == 2) return {16, 2, kSmemCap2};
+  Config c{env_int("TC_QUANT_BULK_WARPS", 16) == 8 ? 8 : 16, 1, kSmemCap1};
+  c.xreg = c.warps == 16 && env_int("TC_QUANT_BULK_XREG", 1) == 1;
+  return c;
+}
+
+// X in registers (the XR = 2 kernels): M = 1, K <= 4096 (at most 2 units per lane).
+bool use_xreg(const Args& a, const Config& c) {
+  return c.xreg && a.M == 1 && a.K / 64 <= 64;
 }
 
 Geo geometry(const Args& a, int mt, const Config& c) {
   Geo g;
   const size_t rb = w_row_bytes(a);
-  const size_t stage_cap = c.cap < kSmemCap1 ? 20 * 1024 : 32 * 1024;
   g.R = 1;
-  while (g.R < 32 && 2 * g.R * rb <= stage_cap) g.R *= 2;
+  while (g.R < 32 && 2 * g.R * rb <= kStageCap) g.R *= 2;
   g.stage = g.R * rb;
   const size_t x = size_t(mt) * (size_t(a.K) + size_t(a.K) / 4);
   const size_t left = c.cap > kHead + x ? c.cap - kHead - x : 0;
@@ -174,18 +244,52 @@ Geo geometry(const Args& a, int mt, const Config& c) {
   return g;
 }
 
-template <int FMT, int MT, int CW, int MINB>
+// Once per kernel and device: the dynamic shared memory limit and the carveout (all shared
+// memory, so that two CTAs of 113 KB fit on an SM).
+tc_status_t prepare(const void* kernel, bool two_ctas) {
+  static std::mutex mu;
+  static std::set<std::pair<const void*, int>> done;
+  int dev = 0;
+  cudaGetDevice(&dev);
+  std::lock_guard lock(mu);
+  if (done.count({kernel, dev})) return TC_SUCCESS;
+  if (const tc_status_t st = allow_smem(kernel, kSmemCap1); st != TC_SUCCESS) return st;
+  const cudaError_t e =
+      !two_ctas ? cudaSuccess
+                : cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
+                                       cudaSharedmemCarveoutMaxShared);
+  if (e != cudaSuccess) return cuda_fail(e, "quant bulk gemv: cudaFuncSetAttribute (carveout)");
+  done.insert({kernel, dev});
+  return TC_SUCCESS;
+}
+
+template <int FMT, int MT, int CW, int MINB, int XR = 0>
 tc_status_t launch_fmt(const Args& a, const Config& c, cudaStream_t s) {
-  auto* kernel = bulk_gemv_kernel<FMT, MT, CW, MINB>;
+  auto* kernel = bulk_gemv_kernel<FMT, MT, CW, MINB, XR>;
   const Geo g = geometry(a, MT, c);
-  if (const tc_status_t st = allow_smem(reinterpret_cast<const void*>(kernel), kSmemCap1);
+  if (const tc_status_t st = prepare(reinterpret_cast<const void*>(kernel), MINB == 2);
       st != TC_SUCCESS)
     return st;
   const int64_t tiles = (int64_t(a.N) + g.R - 1) / g.R;
-  const cudaError_t e = launch_ex(kernel, dim3(unsigned(std::min<int64_t>(tiles, sm_count()))),
-                                  dim3(kThreadsOf<CW>), g.smem, s, 1, a.pdl,
-                                  static_cast<const uint8_t*>(a.w), static_cast<const float*>(a.x),
-                                  a.y, a.M, a.N, a.K, uint32_t(w_row_bytes(a)), g.R, g.RP, g.S);
+  const int ablate = env_int("TC_QUANT_BULK_ABLATE", kFull);
+  const int grid = int(std::min<int64_t>(tiles, sm_count()));
+  unsigned long long* trace = bulk_trace::slot(a.N, a.K, grid, FMT);
+  if (env_int("TC_QUANT_BULK_VERBOSE", 0) == 1) {
+    static std::mutex mu;
+    static std::set<std::tuple<const void*, int, int>> seen;
+    std::lock_guard lock(mu);
+    if (seen.insert({reinterpret_cast<const void*>(kernel), a.N, a.K}).second)
+      std::fprintf(
+          stderr,
+          "bulk gemv fmt %d M %d N %d K %d: warps %d ctas %d xr %d R %d RP %d S %d stage %zu "
+          "smem %zu, %d CTAs/SM fit\n",
+          FMT, a.M, a.N, a.K, CW, MINB, XR, g.R, g.RP, g.S, g.stage, g.smem,
+          blocks_per_sm(reinterpret_cast<const void*>(kernel), kThreadsOf<CW>, g.smem));
+  }
+  const cudaError_t e =
+      launch_ex(kernel, dim3(unsigned(grid)), dim3(kThreadsOf<CW>), g.smem, s, 1, a.pdl,
+                static_cast<const uint8_t*>(a.w), static_cast<const float*>(a.x), a.y, a.M, a.N,
+                a.K, uint32_t(w_row_bytes(a)), g.R, g.RP, g.S, ablate, trace);
   return e == cudaSuccess ? launched("quant bulk gemv kernel launch")
                           : cuda_fail(e, "quant bulk gemv kernel launch");
 }
@@ -194,7 +298,8 @@ template <int FMT>
 tc_status_t launch_m(const Args& a, cudaStream_t s) {
   const Config c = config(a.M);
   if (a.M == 1) {
-    if (c.ctas == 2) return launch_fmt<FMT, 1, 12, 2>(a, c, s);
+    if (c.ctas == 2) return launch_fmt<FMT, 1, 16, 2>(a, c, s);
+    if (use_xreg(a, c)) return launch_fmt<FMT, 1, 16, 1, 2>(a, c, s);
     return c.warps == 8 ? launch_fmt<FMT, 1, 8, 1>(a, c, s) : launch_fmt<FMT, 1, 16, 1>(a, c, s);
   }
   return a.M == 2 ? launch_fmt<FMT, 2, 8, 1>(a, c, s) : launch_fmt<FMT, 4, 8, 1>(a, c, s);

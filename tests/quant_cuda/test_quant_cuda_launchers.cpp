@@ -102,14 +102,17 @@ TEST(QuantCudaLaunchers, EveryLauncherMatchesFloat64) {
       std::string why;
       if (!l.supports(args, why)) continue;
       // Twice back to back, the second under PDL (where the launcher has it), NaN between;
-      // the bulk GEMV also in its two other configurations (bench A/B knobs).
+      // the bulk GEMV also in its three other configurations (bench A/B knobs; the default
+      // keeps X in registers at M = 1, K <= 4096, the knob takes it from shared memory).
       const bool knobs = l.launch == kq::launch_gemv_bulk && c.M == 1;
-      for (int rep = 0; rep < (knobs ? 4 : 2); ++rep) {
+      for (int rep = 0; rep < (knobs ? 5 : 2); ++rep) {
         args.pdl = rep % 2 == 1;
         unsetenv("TC_QUANT_BULK_CTAS");
         unsetenv("TC_QUANT_BULK_WARPS");
+        unsetenv("TC_QUANT_BULK_XREG");
         if (rep == 2) setenv("TC_QUANT_BULK_CTAS", "2", 1);
         if (rep == 3) setenv("TC_QUANT_BULK_WARPS", "8", 1);
+        if (rep == 4) setenv("TC_QUANT_BULK_XREG", "0", 1);
         ASSERT_EQ(cudaMemsetAsync(y.p, 0xff, ref.size() * 4, st), cudaSuccess);
         ASSERT_EQ(l.launch(args, st), TC_SUCCESS) << l.name << ": " << tc_last_error_message();
         std::vector<float> got(ref.size());
@@ -122,6 +125,7 @@ TEST(QuantCudaLaunchers, EveryLauncherMatchesFloat64) {
       }
       unsetenv("TC_QUANT_BULK_CTAS");
       unsetenv("TC_QUANT_BULK_WARPS");
+      unsetenv("TC_QUANT_BULK_XREG");
       ++ran[l.name];
     }
   }
