@@ -4,23 +4,24 @@
 // 117 MB for a 4096 x 14336 Q4_0 matrix).
 //
 // Contract:
-//  - W: Q4_0 (K % 128 == 0, rows 8-byte aligned) or Q4_K (K % 256 == 0, rows 16-byte aligned);
-//    X: dense row-major [M,K] f16 (the row converts it first), TMA-legal (16-byte aligned);
-//    Y: [M,N] f32, every element written. Any M, N: TMA zero-fills X rows >= M, W rows >= N
-//    repeat row N - 1 and their products land only in masked outputs.
+//  - W: Q4_0 or Q4_K with K % 256 == 0 (row pitch a multiple of 16 bytes, as TMA needs), W
+//    16-byte aligned; X: dense row-major [M,K] f16 (the row converts it first), 16-byte aligned;
+//    Y: [M,N] f32, every element written. Any M, N: TMA zero-fills X rows >= M and W rows >= N,
+//    whose products land only in masked outputs.
 //  - CTA tile: 128 W rows x 128 X rows, one CTA per tile (M = 512, N = 4096: 128 CTAs, one
-//    wave on 132 SMs). 384 threads: warpgroup 0 produces, warpgroups 1 and 2 each own 64 W rows
-//    and compute D(64 W rows x 128 X rows) with m64n128k16 wgmmas (register A).
-//  - K step per stage: 128. Stage = X box pair {64 k, 128 rows} (2 x 16 KB, 128B-swizzled,
-//    TMA) + the W rows' packed bytes for those k (Q4_0: 4 blocks = 72 B per row; Q4_K: the
-//    block's 16-byte header + 64 qs bytes = 80 B per row), 42 KB in all; 4 stages.
-//  - Producer warp p owns stage slot p: it waits for the slot to be free, lane 0 starts the X
-//    boxes (TMA, expect_tx), all lanes copy the W bytes with plain 8 / 16-byte loads (a Q4_0
-//    row's 72 bytes per stage are only 8-byte aligned: no bulk copy), all in flight at once
-//    (Q4_0: 36 per lane), then arrive. So four stages load concurrently.
-//  - Consumer: per stage two k64 sub-steps; each decodes its 16 A registers (q4_0_frags /
-//    q4_k_frags) while the previous sub-step's wgmma group runs (two register buffers, a
-//    wait_group 1 before a buffer is rewritten), then issues four wgmmas and commits.
+//    wave on 132 SMs). 384 threads: warpgroup 0 produces (one thread), warpgroups 1 and 2 each
+//    own 64 W rows and compute D(64 W rows x 128 X rows) with m64n128k16 wgmmas (register A).
+//  - K step per stage: 128. Stage = X box pair {64 k, 128 rows} (2 x 16 KB, 128B-swizzled) +
+//    the W rows' packed bytes for those k, both by TMA: W is a 2-D byte tensor [N][row bytes]
+//    read in unswizzled boxes (Q4_0: 112 bytes from 72 kb rounded down to 16, holding the
+//    stage's 4 blocks; Q4_K: 80 bytes holding the 64 qs bytes of this k half, and a 16-byte
+//    box of the block's header); a row's bytes land at the box width's stride. 48 KB a
+//    stage, 4 stages. The first version copied W with plain loads from the
+//    producer warps: 142.7 us at the benchmark shape against 94.2 us with those loads left
+//    out (H200 18:05 UTC).
+//  - Consumer: per stage two k64 sub-steps; each loads its packed words from shared memory,
+//    waits for the wgmma group that last read its register buffer (two buffers, wait_group 1),
+//    decodes its 16 A registers (q4_0_frags / q4_k_frags), issues four wgmmas and commits.
 // PTX ISA: wgmma.mma_async (register A), cp.async.bulk.tensor, mbarrier; hopper.md 1-4.
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
@@ -43,49 +44,20 @@ constexpr int kTileW = 128, kTileX = 128, kBK = 128, kStages = 4;
 constexpr int kThreads = 384;
 constexpr int kDefaultCluster = 1;
 constexpr int kXStage = kTileX * kBK * 2;  // 32 KB
-constexpr int kWSlot = kTileW * 80;        // the larger (Q4_K) row of packed bytes
+// Bytes of a W row per stage (box width, shared-memory row stride): TMA needs the innermost
+// box coordinate 16-byte aligned (an 8-byte one raised cudaErrorIllegalInstruction on the H200,
+// 18:12 UTC), so Q4_0's 72 bytes at 72 kb come in a 112-byte box from 72 kb rounded down to
+// 16 (112 = 28 words: the 8 rows a warp reads still hit distinct banks); Q4_K's 64 qs bytes
+// start 16-byte aligned.
+template <int FMT>
+constexpr int kWBox = FMT == kQ4_0 ? 112 : 80;
+constexpr int kHdrBox = 16;  // Q4_K: the block header box
+constexpr int kHdrBytes = kTileW * kHdrBox;
+constexpr int kWSlot = kHdrBytes + kTileW * 112;  // Q4_K: headers, then qs; Q4_0: qs part only
 constexpr size_t kSmem = 1024 + kStages * (kXStage + kWSlot) + 2 * kStages * sizeof(mbarrier);
 
 template <int FMT>
-constexpr int kWStride = FMT == kQ4_0 ? 72 : 80;  // packed bytes per W row per stage
-
-// Producer warp: copies the 128 rows' packed bytes of k block kb into `dst` (row r at
-// r * kWStride: word i of the slot is word i % W of row i / W, W words a row), lanes on
-// consecutive words, so a warp's load covers ~4 rows' contiguous runs and its store 256 or 512
-// contiguous bytes (the first version gave each lane whole rows: every load instruction then
-// touched 32 rows). All loads are issued before the first store: one latency per stage. Rows
-// >= N repeat row N - 1 (no branches; their products land only in masked outputs).
-template <int FMT>
-__device__ __forceinline__ void load_w(const uint8_t* w, size_t row_bytes, int n0, int N, int kb,
-                                       uint8_t* dst, int lane) {
-  // Opaque to the compiler, so that the 36 row addresses are recomputed per stage instead of
-  // hoisted out of the stage loop (held across it, they spilled).
-  asm volatile("" : "+r"(lane));
-  if constexpr (FMT == kQ4_0) {  // 9 words of 8 bytes a row: 4 blocks at 72 kb
-    constexpr int kWords = kTileW * 9 / 32;
-    uint2 v[kWords];
-#pragma unroll
-    for (int j = 0; j < kWords; ++j) {
-      const int i = lane + 32 * j, r = i / 9, c = i % 9;
-      v[j] = *reinterpret_cast<const uint2*>(w + size_t(min(n0 + r, N - 1)) * row_bytes +
-                                             72 * size_t(kb) + 8 * c);
-    }
-#pragma unroll
-    for (int j = 0; j < kWords; ++j) *reinterpret_cast<uint2*>(dst + 8 * (lane + 32 * j)) = v[j];
-  } else {  // 5 words of 16 bytes a row: the block's header, then the 64 qs bytes of this k half
-    constexpr int kWords = kTileW * 5 / 32;
-    uint4 v[kWords];
-    const size_t block = 144 * size_t(kb / 2), half = 16 + 64 * (kb & 1);
-#pragma unroll
-    for (int j = 0; j < kWords; ++j) {
-      const int i = lane + 32 * j, r = i / 5, c = i % 5;
-      v[j] = *reinterpret_cast<const uint4*>(w + size_t(min(n0 + r, N - 1)) * row_bytes + block +
-                                             (c == 0 ? 0 : half + 16 * (c - 1)));
-    }
-#pragma unroll
-    for (int j = 0; j < kWords; ++j) *reinterpret_cast<uint4*>(dst + 16 * (lane + 32 * j)) = v[j];
-  }
-}
+constexpr uint32_t kStageTx = kXStage + kTileW* kWBox<FMT> + (FMT == kQ4_K ? kHdrBytes : 0);
 
 // Q4_K: sub-block j's f16 scale d sc and negated min -(dmin m) for one row's header.
 __device__ __forceinline__ void q4k_half_scales(const uint8_t* hdr, int j, __half* s, __half* nm) {
@@ -106,7 +78,9 @@ __device__ __forceinline__ void consume(uint8_t* xs, uint8_t* ws, mbarrier* full
   for (int kb = 0; kb < nk; ++kb) {
     const int stage = kb % kStages;
     mbar_wait(&full[stage], (kb / kStages) & 1);
-    const uint8_t* wrow = ws + stage * kWSlot + row * kWStride<FMT>;
+    const uint8_t* hdr = ws + stage * kWSlot + row * kHdrBox;  // Q4_K
+    const uint8_t* wrow = ws + stage * kWSlot + kHdrBytes + row * kWBox<FMT> +
+                          (FMT == kQ4_0 ? (72 * kb) % 16 : 0);  // packed qs
     const uint32_t xa = smem_addr(xs + stage * kXStage);
     __half2 sc[2][2][2], nm[2][2][2];  // Q4_K: [sub-step][row g / g + 8][low / high nibble]
     if constexpr (FMT == kQ4_K) {
@@ -115,7 +89,7 @@ __device__ __forceinline__ void consume(uint8_t* xs, uint8_t* ws, mbarrier* full
 #pragma unroll
         for (int j = 0; j < 4; ++j) {
           __half s, m;
-          q4k_half_scales(wrow + r * 8 * 80, 4 * (kb & 1) + j, &s, &m);
+          q4k_half_scales(hdr + r * 8 * kHdrBox, 4 * (kb & 1) + j, &s, &m);
           sc[j / 2][r][j % 2] = __half2half2(s);
           nm[j / 2][r][j % 2] = __half2half2(m);
         }
@@ -125,11 +99,11 @@ __device__ __forceinline__ void consume(uint8_t* xs, uint8_t* ws, mbarrier* full
     for (int s = 0; s < 2; ++s) {
       Q4Raw raw[2];  // shared-memory loads first: their latency overlaps the wait below
       if constexpr (FMT == kQ4_0) {
-        raw[0] = load_q4_0(wrow + 18 * (2 * s), kWStride<FMT>, c);
-        raw[1] = load_q4_0(wrow + 18 * (2 * s + 1), kWStride<FMT>, c);
+        raw[0] = load_q4_0(wrow + 18 * (2 * s), kWBox<FMT>, c);
+        raw[1] = load_q4_0(wrow + 18 * (2 * s + 1), kWBox<FMT>, c);
       } else {
-        raw[0] = load_q4_k(wrow + 16 + 32 * s, kWStride<FMT>, c);
-        raw[1] = load_q4_k(wrow + 16 + 32 * s + 16, kWStride<FMT>, c);
+        raw[0] = load_q4_k(wrow + 32 * s, kWBox<FMT>, c);
+        raw[1] = load_q4_k(wrow + 32 * s + 16, kWBox<FMT>, c);
       }
       wgmma_wait<1>();  // the group that read frag[s] (two sub-steps ago) has finished
       if (s == 1 && kb > 0 && t % 32 == 0) {  // stage kb - 1 is free, here and in the peer
@@ -169,8 +143,9 @@ __device__ __forceinline__ void consume(uint8_t* xs, uint8_t* ws, mbarrier* full
 // consumer warps, since the peer's multicast writes into this CTA's stage too.
 template <int FMT, int CL>
 __global__ void __launch_bounds__(kThreads, 1)
-    prefill_q4_wgmma_kernel(const __grid_constant__ TmaMap map_x, const uint8_t* w,
-                            size_t row_bytes, int M, int N, int K, float* y) {
+    prefill_q4_wgmma_kernel(const __grid_constant__ TmaMap map_x,
+                            const __grid_constant__ TmaMap map_w,
+                            const __grid_constant__ TmaMap map_h, int M, int N, int K, float* y) {
 #if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
   extern __shared__ uint8_t smem_raw[];
   // 1024-byte alignment by pointer arithmetic on the shared array (a cast through an integer
@@ -181,12 +156,14 @@ __global__ void __launch_bounds__(kThreads, 1)
   auto* full = reinterpret_cast<mbarrier*>(ws + kStages * kWSlot);
   mbarrier* empty = full + kStages;
   const int n0 = blockIdx.x * kTileW, m0 = blockIdx.y * kTileX;
-  const int nk = K / kBK, wg = threadIdx.x / 128, lane = threadIdx.x % 32;
+  const int nk = K / kBK;
   const int rank = CL == 2 ? int(cluster_ctarank()) : 0;
   if (threadIdx.x == 0) {
     tma_prefetch_map(&map_x);
+    tma_prefetch_map(&map_w);
+    if constexpr (FMT == kQ4_K) tma_prefetch_map(&map_h);
     for (int s = 0; s < kStages; ++s) {
-      mbar_init(&full[s], 33);       // lane 0's expect_tx arrival + 32 lanes after their W stores
+      mbar_init(&full[s], 1);        // the producer's expect_tx arrival
       mbar_init(&empty[s], 8 * CL);  // lane 0 of each consumer warp (of both CTAs)
     }
     mbar_fence_init();
@@ -196,23 +173,27 @@ __global__ void __launch_bounds__(kThreads, 1)
   else
     __syncthreads();
 
-  if (wg == 0) {
-    const int slot = threadIdx.x / 32;
-    for (int kb = slot; kb < nk; kb += kStages) {
-      mbar_wait(&empty[slot], ((kb / kStages) & 1) ^ 1);
-      uint8_t* xd = xs + slot * kXStage;
-      if (lane == 0) {
-        mbar_arrive_expect_tx(&full[slot], kXStage);  // both boxes, whoever loads them
-        if constexpr (CL == 2) {
-          tma_load_3d_multicast(xd + rank * (kXStage / 2), &map_x, &full[slot],
-                                kb * kBK + 64 * rank, m0, 0, uint16_t(3));
-        } else {
-          tma_load_3d(xd, &map_x, &full[slot], kb * kBK, m0, 0);
-          tma_load_3d(xd + kXStage / 2, &map_x, &full[slot], kb * kBK + 64, m0, 0);
-        }
+  if (threadIdx.x < 128) {  // warpgroup 0: one thread issues every copy
+    for (int kb = 0; threadIdx.x == 0 && kb < nk; ++kb) {
+      const int stage = kb % kStages;
+      mbar_wait(&empty[stage], ((kb / kStages) & 1) ^ 1);
+      uint8_t* xd = xs + stage * kXStage;
+      uint8_t* wd = ws + stage * kWSlot;
+      mbarrier* bar = &full[stage];
+      mbar_arrive_expect_tx(bar, kStageTx<FMT>);  // both X boxes, whoever loads them
+      if constexpr (CL == 2) {
+        tma_load_3d_multicast(xd + rank * (kXStage / 2), &map_x, bar, kb * kBK + 64 * rank, m0, 0,
+                              uint16_t(3));
+      } else {
+        tma_load_3d(xd, &map_x, bar, kb * kBK, m0, 0);
+        tma_load_3d(xd + kXStage / 2, &map_x, bar, kb * kBK + 64, m0, 0);
       }
-      load_w<FMT>(w, row_bytes, n0, N, kb, ws + slot * kWSlot, lane);
-      mbar_arrive(&full[slot]);
+      if constexpr (FMT == kQ4_0) {  // the stage's 4 blocks: 72 bytes at 72 kb
+        tma_load_3d(wd + kHdrBytes, &map_w, bar, 72 * kb / 16 * 16, n0, 0);
+      } else {  // block kb / 2: its header, and the qs bytes of half kb % 2
+        tma_load_3d(wd, &map_h, bar, 144 * (kb / 2), n0, 0);
+        tma_load_3d(wd + kHdrBytes, &map_w, bar, 144 * (kb / 2) + 16 + 64 * (kb & 1), n0, 0);
+      }
     }
   } else {
     consume<FMT, CL>(xs, ws, full, empty, n0, m0, nk, rank, M, N, y);
@@ -220,6 +201,22 @@ __global__ void __launch_bounds__(kThreads, 1)
   // No CTA may exit while its peer can still multicast into it or arrive on its barriers.
   if constexpr (CL == 2) cluster_sync();
 #endif
+}
+
+// W as a 2-D byte tensor [N][row_bytes] (a third dimension of 1 for tma_load_3d), read in
+// unswizzled boxes `box` bytes wide and kTileW rows tall; out-of-range bytes and rows read as
+// zero. tma_encode_3d (tile/tma_host.h) makes 128B-swizzled maps only.
+bool encode_w_bytes(TmaMap* map, const void* w, size_t row_bytes, int n, uint32_t box) {
+  auto enc = tma_encoder();
+  if (!enc || !tma_pitch_ok(row_bytes) || !tma_base_ok(w)) return false;
+  cuuint64_t dims[3] = {row_bytes, cuuint64_t(n), 1};
+  cuuint64_t strides[2] = {row_bytes, row_bytes * cuuint64_t(n)};
+  cuuint32_t boxes[3] = {box, uint32_t(kTileW), 1};
+  cuuint32_t estr[3] = {1, 1, 1};
+  return enc(reinterpret_cast<CUtensorMap*>(map), CU_TENSOR_MAP_DATA_TYPE_UINT8, 3,
+             const_cast<void*>(w), dims, strides, boxes, estr, CU_TENSOR_MAP_INTERLEAVE_NONE,
+             CU_TENSOR_MAP_SWIZZLE_NONE, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+             CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
 }
 
 }  // namespace
@@ -233,8 +230,7 @@ bool prefill_q4_wgmma_supports(const Args& a, std::string& why) {
   if (a.w_dtype != TC_DTYPE_Q4_0 && a.w_dtype != TC_DTYPE_Q4_K)
     return (why = "weights not Q4_0 / Q4_K", false);
   if (a.x_dtype != TC_DTYPE_F32) return (why = "activations not f32", false);
-  const int kmul = a.w_dtype == TC_DTYPE_Q4_0 ? 128 : 256;
-  if (a.K <= 0 || a.K % kmul != 0) return (why = "K % " + std::to_string(kmul) + " != 0", false);
+  if (a.K <= 0 || a.K % 256 != 0) return (why = "K % 256 != 0 (W rows not TMA-legal)", false);
   if (reinterpret_cast<uintptr_t>(a.w) % 16 != 0) return (why = "W not 16-byte aligned", false);
   if (!tma_encoder()) return (why = "no cuTensorMapEncodeTiled in the driver", false);
   return true;
@@ -244,25 +240,28 @@ tc_status_t launch_prefill_q4_wgmma(const Args& a, const void* x16, void* stream
   std::string why;
   if (!prefill_q4_wgmma_supports(a, why) || reinterpret_cast<uintptr_t>(x16) % 16 != 0)
     return TC_ERROR_NOT_SUPPORTED;
-  TmaMap map_x;
+  TmaMap map_x, map_w, map_h;
+  const size_t rb = w_row_bytes(a);
   if (!tma_encode_3d(&map_x, x16, 2, uint64_t(a.K), uint64_t(a.M), 1, uint64_t(a.K) * 2, 0, 64,
-                     kTileX))
+                     kTileX) ||
+      !encode_w_bytes(&map_w, a.w, rb, a.N,
+                      a.w_dtype == TC_DTYPE_Q4_0 ? kWBox<kQ4_0> : kWBox<kQ4_K>) ||
+      !encode_w_bytes(&map_h, a.w, rb, a.N, kHdrBox))
     return TC_ERROR_NOT_SUPPORTED;
   // TC_QUANT_PREFILL_CLUSTER=1 / 2: single CTAs or CTA pairs sharing X (an A/B knob; the
   // default is the faster on the H200).
   const char* knob = std::getenv("TC_QUANT_PREFILL_CLUSTER");
   const int cl = knob && std::strcmp(knob, "2") == 0 ? 2 : knob ? 1 : kDefaultCluster;
   const int tiles_w = (a.N + kTileW - 1) / kTileW;
-  // Pairs need an even grid: an extra tile past N computes clamped rows and stores nothing.
+  // Pairs need an even grid: an extra tile past N reads zeros (TMA) and stores nothing.
   const dim3 grid(cl == 2 ? (tiles_w + 1) / 2 * 2 : tiles_w, (a.M + kTileX - 1) / kTileX);
   auto s = static_cast<cudaStream_t>(stream);
-  auto w = static_cast<const uint8_t*>(a.w);
   tc_status_t st = TC_SUCCESS;
   auto go = [&](auto kernel) {
     st = allow_smem(reinterpret_cast<const void*>(kernel), kSmem);
     if (st != TC_SUCCESS) return;
-    const cudaError_t e = launch_ex(kernel, grid, dim3(kThreads), kSmem, s, cl, false, map_x, w,
-                                    w_row_bytes(a), a.M, a.N, a.K, a.y);
+    const cudaError_t e = launch_ex(kernel, grid, dim3(kThreads), kSmem, s, cl, false, map_x, map_w,
+                                    map_h, a.M, a.N, a.K, a.y);
     if (e != cudaSuccess) st = cuda_fail(e, "quant prefill fused Q4 wgmma kernel launch");
   };
   if (a.w_dtype == TC_DTYPE_Q4_0)
