@@ -60,6 +60,8 @@ tc_status_t v1_run(const tc::quant::MatmulProblem& p);
    cuda::quant_rows::i8_gemv_run},                                                                \
   {TC_BACKEND_CUDA, "cuda_mma_quant_batch", cuda::quant_rows::mma_can_run,                       \
    cuda::quant_rows::mma_run},                                                                    \
+  {TC_BACKEND_CUDA, "cuda_prefill_q4_f16_wgmma", cuda::quant_rows::prefill_q4_wgmma_can_run,    \
+   cuda::quant_rows::prefill_q4_wgmma_run},                                                       \
   {TC_BACKEND_CUDA, "cuda_prefill_dequant_f16_gemm", cuda::quant_rows::prefill_f16_can_run,      \
    cuda::quant_rows::prefill_f16_run},                                                            \
   {TC_BACKEND_CUDA, "cuda_prefill_dequant_f32_gemm", cuda::quant_rows::prefill_f32_can_run,      \
