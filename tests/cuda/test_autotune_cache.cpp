@@ -57,7 +57,8 @@ TEST(AutotuneCache, KeyNamesDtypesTransposesClassAlignmentDeviceAndVersion) {
   const std::string k = autotune::gemm_key(p, "GPU-X sm_90 132 SMs");
   EXPECT_NE(k.find("bf16,bf16->f32"), std::string::npos) << k;
   EXPECT_NE(k.find("TN"), std::string::npos) << k;
-  EXPECT_NE(k.find("m1024 n8192 k128"), std::string::npos) << k;
+  // M and N beyond 64 with a partial last 128-wide tile are marked "+" (classed apart).
+  EXPECT_NE(k.find("m1024+ n8192+ k128"), std::string::npos) << k;
   // lda = 1000 bf16 = 2000 bytes (16-aligned); ldb = 4097 bf16 is not; C is offset by 4 bytes.
   EXPECT_NE(k.find(" a-- "), std::string::npos) << k;
   EXPECT_NE(k.find("GPU-X sm_90 132 SMs"), std::string::npos) << k;
@@ -68,6 +69,14 @@ TEST(AutotuneCache, KeyNamesDtypesTransposesClassAlignmentDeviceAndVersion) {
   q.d.M = 1020;
   q.d.N = 5000;
   EXPECT_EQ(autotune::gemm_key(q, "GPU-X sm_90 132 SMs"), k);
+  GemmProblem full = q;  // whole tiles: 1024 x 4096 is another class than 1000 x 4097
+  full.d.M = 1024;
+  EXPECT_NE(autotune::gemm_key(full, "GPU-X sm_90 132 SMs").find("m1024 n8192+ "),
+            std::string::npos)
+      << autotune::gemm_key(full, "GPU-X sm_90 132 SMs");
+  full.d.N = 4096;
+  EXPECT_NE(autotune::gemm_key(full, "GPU-X sm_90 132 SMs").find("m1024 n4096 "), std::string::npos)
+      << autotune::gemm_key(full, "GPU-X sm_90 132 SMs");
   q.d.transpose_b = true;
   EXPECT_NE(autotune::gemm_key(q, "GPU-X sm_90 132 SMs"), k);
   EXPECT_NE(autotune::gemm_key(p, "GPU-Y sm_90 132 SMs"), k);
