@@ -7,6 +7,7 @@
 
 #include "core/dispatch.h"
 #include "core/error.h"
+#include "cuda/device.h"
 #include "cuda/quant_kernels.h"
 
 namespace tc::cuda {
@@ -226,8 +227,10 @@ bool prefill_q4_wgmma_can_run(const tc::quant::MatmulProblem& p, std::string& wh
 }
 tc_status_t prefill_q4_wgmma_run(const tc::quant::MatmulProblem& p) {
   const kq::Args a = args(p);
-  Scratch x{p.ctx, p.stream};
-  TC_TRY(p.ctx->impl->alloc(size_t(a.M) * a.K * 2, &x.ptr));
+  // X in f16 goes to the stream's GEMM workspace: reused in stream order, so no allocation and
+  // no wait per call (a Scratch waits for the stream before releasing its block).
+  CudaDevice::Workspace x;
+  TC_TRY(static_cast<CudaDevice&>(*p.ctx->impl).workspace(p.stream, size_t(a.M) * a.K * 2, &x));
   TC_TRY(kq::launch_prefill_convert_x_f16(a, x.ptr, p.stream));
   return kq::launch_prefill_q4_wgmma(a, x.ptr, p.stream);
 }
