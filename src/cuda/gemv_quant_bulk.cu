@@ -38,11 +38,11 @@ using bulk_trace::now_ns;
 // Consumer warps (8 or 16: Config below); one more warp is the producer.
 template <int CW>
 constexpr int kThreadsOf = (CW + 1) * 32;
-constexpr int kMaxStages = 8;
+constexpr int kMaxStages = 16;  // barrier slots; Config::stages (default 8) is the ring's cap
 constexpr int kMaxM = 4;
-constexpr size_t kSmemCap1 = 200 * 1024;  // one CTA per SM
+constexpr size_t kSmemCap1 = 227 * 1024;  // one CTA per SM: sm_90's per-block maximum
 constexpr size_t kSmemCap2 = 113 * 1024;  // two CTAs per SM (the next PDL grid's beside it)
-constexpr size_t kHead = 128;             // the barriers
+constexpr size_t kHead = 384;             // the barriers: full, empty, xready
 constexpr size_t kStageCap = 32 * 1024;   // bytes of one stage (R rows) at most
 
 struct Config;
@@ -73,10 +73,11 @@ template <int FMT, int MT, int kCW, int kMinBlocks, int XR>
 __global__ void __launch_bounds__(kThreadsOf<kCW>, kMinBlocks)
     bulk_gemv_kernel(const uint8_t* __restrict__ W, const float* __restrict__ X,
                      float* __restrict__ Y, int M, int N, int K, uint32_t rb, int R, int RP, int S,
-                     int ablate, unsigned long long* trace) {
+                     int first, int ablate, unsigned long long* trace) {
   extern __shared__ __align__(128) uint8_t smem[];
   uint64_t* full = reinterpret_cast<uint64_t*>(smem);
   uint64_t* empty = full + kMaxStages;
+  uint64_t* xready = empty + kMaxStages;  // X quantized (first > 0: the producer waits on it)
   const int U = K / 64;
   int4* xq = reinterpret_cast<int4*>(smem + kHead);  // [MT][4][U]
   int4* xm = xq + size_t(MT) * 4 * U;                // [MT][U]
@@ -97,6 +98,7 @@ __global__ void __launch_bounds__(kThreadsOf<kCW>, kMinBlocks)
       bulk::bar_init(&full[s], 1);
       bulk::bar_init(&empty[s], uint32_t(RW));
     }
+    bulk::bar_init(xready, 1);
     bulk::fence_barrier_init();
   }
   __syncthreads();
@@ -110,6 +112,7 @@ __global__ void __launch_bounds__(kThreadsOf<kCW>, kMinBlocks)
       for (int s = 0; s < my; ++s) {
         const int slot = s % S;
         if (s >= S) bulk::bar_wait(&empty[slot], uint32_t((s / S - 1) & 1));
+        if (s == first) bulk::bar_wait(xready, 0);  // the rest once X's loads are done
         const int64_t row0 = int64_t(t0 + s) * R;
         const uint32_t bytes = uint32_t(N - row0 < R ? N - row0 : R) * rb;
         bulk::bar_expect_tx(&full[slot], bytes);
@@ -123,6 +126,7 @@ __global__ void __launch_bounds__(kThreadsOf<kCW>, kMinBlocks)
   if (tr && threadIdx.x == 0) tr[1] = now_ns();
   if (ablate != kStreamOnly && ablate != kNoXQuant) quantize_x(X, M, K, U, kCW * 32, xq, xm);
   bulk::sync_consumers(kCW * 32);
+  if (threadIdx.x == 0) bulk::bar_arrive(xready);
   if (tr && threadIdx.x == 0) tr[2] = now_ns();
   unsigned long long last_full = 0;
   const int group = warp / RW, wr = warp % RW;
@@ -201,15 +205,30 @@ struct Config {
   int warps, ctas;
   size_t cap;
   bool xreg = false;
+  int stages = 8, first = 0, rp = 0;
 };
 int env_int(const char* name, int fallback) {
   const char* v = std::getenv(name);
   return v && v[0] ? std::atoi(v) : fallback;
 }
+// One CTA per SM: TC_QUANT_BULK_SMEM_KB (ring + X cap, default 227: at K = 11008 the 8
+// stages hold a CTA's whole share of the down projection; 200 was the earlier cap, 4 stages
+// there), TC_QUANT_BULK_STAGES (most stages, 2..16, default 8), TC_QUANT_BULK_FIRST=n (the
+// producer issues n stages, then waits until X is quantized; 0, the default: no wait),
+// TC_QUANT_BULK_RP=1|2 (rows per warp and stage; 0, the default: the busier choice).
+Config one_cta(int warps) {
+  Config c{warps, 1, kSmemCap1};
+  const int kb = env_int("TC_QUANT_BULK_SMEM_KB", 227);
+  c.cap = size_t(std::clamp(kb, 64, 227)) * 1024;
+  c.stages = std::clamp(env_int("TC_QUANT_BULK_STAGES", 8), 2, kMaxStages);
+  c.first = std::max(env_int("TC_QUANT_BULK_FIRST", 0), 0);
+  c.rp = env_int("TC_QUANT_BULK_RP", 0);
+  return c;
+}
 Config config(int M) {
-  if (M > 1) return {8, 1, kSmemCap1};  // M > 1: registers for X
+  if (M > 1) return one_cta(8);  // M > 1: registers for X
   if (env_int("TC_QUANT_BULK_CTAS", 1) == 2) return {16, 2, kSmemCap2};
-  Config c{env_int("TC_QUANT_BULK_WARPS", 16) == 8 ? 8 : 16, 1, kSmemCap1};
+  Config c = one_cta(env_int("TC_QUANT_BULK_WARPS", 16) == 8 ? 8 : 16);
   c.xreg = c.warps == 16 && env_int("TC_QUANT_BULK_XREG", 1) == 1;
   return c;
 }
@@ -227,11 +246,12 @@ Geo geometry(const Args& a, int mt, const Config& c) {
   g.stage = g.R * rb;
   const size_t x = size_t(mt) * (size_t(a.K) + size_t(a.K) / 4);
   const size_t left = c.cap > kHead + x ? c.cap - kHead - x : 0;
-  const int S = int(std::min<size_t>(kMaxStages, left / g.stage));
+  const int S = int(std::min<size_t>(size_t(c.stages), left / g.stage));
   // Row pairs, unless single rows keep more warps busy (wide rows: few rows, few stages).
   int best = -1;
   for (int rp : {2, 1}) {
     if (S <= 0) break;
+    if (c.rp == 1 || c.rp == 2) rp = c.rp;
     const int ng = stage_groups(g.R, rp, c.warps, S);
     const int busy = stage_warps(g.R, rp, c.warps) * ng;
     if (busy > best) {
@@ -281,15 +301,15 @@ tc_status_t launch_fmt(const Args& a, const Config& c, cudaStream_t s) {
     if (seen.insert({reinterpret_cast<const void*>(kernel), a.N, a.K}).second)
       std::fprintf(
           stderr,
-          "bulk gemv fmt %d M %d N %d K %d: warps %d ctas %d xr %d R %d RP %d S %d stage %zu "
-          "smem %zu, %d CTAs/SM fit\n",
-          FMT, a.M, a.N, a.K, CW, MINB, XR, g.R, g.RP, g.S, g.stage, g.smem,
+          "bulk gemv fmt %d M %d N %d K %d: warps %d ctas %d xr %d R %d RP %d S %d first %d "
+          "stage %zu smem %zu, %d CTAs/SM fit\n",
+          FMT, a.M, a.N, a.K, CW, MINB, XR, g.R, g.RP, g.S, c.first, g.stage, g.smem,
           blocks_per_sm(reinterpret_cast<const void*>(kernel), kThreadsOf<CW>, g.smem));
   }
-  const cudaError_t e =
-      launch_ex(kernel, dim3(unsigned(grid)), dim3(kThreadsOf<CW>), g.smem, s, 1, a.pdl,
-                static_cast<const uint8_t*>(a.w), static_cast<const float*>(a.x), a.y, a.M, a.N,
-                a.K, uint32_t(w_row_bytes(a)), g.R, g.RP, g.S, ablate, trace);
+  const cudaError_t e = launch_ex(
+      kernel, dim3(unsigned(grid)), dim3(kThreadsOf<CW>), g.smem, s, 1, a.pdl,
+      static_cast<const uint8_t*>(a.w), static_cast<const float*>(a.x), a.y, a.M, a.N, a.K,
+      uint32_t(w_row_bytes(a)), g.R, g.RP, g.S, c.first > 0 ? c.first : -1, ablate, trace);
   return e == cudaSuccess ? launched("quant bulk gemv kernel launch")
                           : cuda_fail(e, "quant bulk gemv kernel launch");
 }

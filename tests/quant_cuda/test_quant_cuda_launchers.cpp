@@ -66,8 +66,20 @@ std::vector<Case> cases() {
   // an odd last tile (a row pair with one row).
   out.push_back({TC_DTYPE_Q4_0, 1, 4099, 14336});
   out.push_back({TC_DTYPE_Q8_0, 1, 4099, 14336});
+  // The down projection's K at M = 1, 2: 8 stages of 4 rows hold a CTA's whole share at the
+  // 227 KB cap (odd N: a partial last tile), and the wide K of the MMA cases at M = 2.
+  for (tc_dtype_t w : {TC_DTYPE_Q4_0, TC_DTYPE_Q4_K}) {
+    out.push_back({w, 1, 4099, 11008});
+    out.push_back({w, 2, 1031, 11008});
+  }
+  out.push_back({TC_DTYPE_Q4_0, 2, 517, 14336});
   return out;
 }
+
+// The bulk GEMV's A/B knobs (gemv_quant_bulk.cu), cleared around every launch.
+constexpr const char* kKnobs[] = {
+    "TC_QUANT_BULK_CTAS",   "TC_QUANT_BULK_WARPS", "TC_QUANT_BULK_XREG", "TC_QUANT_BULK_SMEM_KB",
+    "TC_QUANT_BULK_STAGES", "TC_QUANT_BULK_FIRST", "TC_QUANT_BULK_RP"};
 
 TEST(QuantCudaLaunchers, EveryLauncherMatchesFloat64) {
   if (!tc_device_available(TC_DEVICE_CUDA)) GTEST_SKIP() << "no CUDA device";
@@ -102,17 +114,27 @@ TEST(QuantCudaLaunchers, EveryLauncherMatchesFloat64) {
       std::string why;
       if (!l.supports(args, why)) continue;
       // Twice back to back, the second under PDL (where the launcher has it), NaN between;
-      // the bulk GEMV also in its three other configurations (bench A/B knobs; the default
-      // keeps X in registers at M = 1, K <= 4096, the knob takes it from shared memory).
-      const bool knobs = l.launch == kq::launch_gemv_bulk && c.M == 1;
-      for (int rep = 0; rep < (knobs ? 5 : 2); ++rep) {
+      // the bulk GEMV also in its other configurations (bench A/B knobs; the default keeps X
+      // in registers at M = 1, K <= 4096, the knob takes it from shared memory; the 200 KB
+      // cap; 12 stages, single rows and the producer waiting for X after 2; row pairs; at
+      // M = 2 the last three only).
+      const bool bulk = l.launch == kq::launch_gemv_bulk;
+      std::vector<int> reps = {0, 1};
+      if (bulk && c.M == 1) reps.insert(reps.end(), {2, 3, 4});
+      if (bulk && c.M <= 2) reps.insert(reps.end(), {5, 6, 7});
+      for (int rep : reps) {
         args.pdl = rep % 2 == 1;
-        unsetenv("TC_QUANT_BULK_CTAS");
-        unsetenv("TC_QUANT_BULK_WARPS");
-        unsetenv("TC_QUANT_BULK_XREG");
+        for (const char* k : kKnobs) unsetenv(k);
         if (rep == 2) setenv("TC_QUANT_BULK_CTAS", "2", 1);
         if (rep == 3) setenv("TC_QUANT_BULK_WARPS", "8", 1);
         if (rep == 4) setenv("TC_QUANT_BULK_XREG", "0", 1);
+        if (rep == 5) setenv("TC_QUANT_BULK_SMEM_KB", "200", 1);
+        if (rep == 6) {
+          setenv("TC_QUANT_BULK_STAGES", "12", 1);
+          setenv("TC_QUANT_BULK_FIRST", "2", 1);
+          setenv("TC_QUANT_BULK_RP", "1", 1);
+        }
+        if (rep == 7) setenv("TC_QUANT_BULK_RP", "2", 1);
         ASSERT_EQ(cudaMemsetAsync(y.p, 0xff, ref.size() * 4, st), cudaSuccess);
         ASSERT_EQ(l.launch(args, st), TC_SUCCESS) << l.name << ": " << tc_last_error_message();
         std::vector<float> got(ref.size());
@@ -123,9 +145,7 @@ TEST(QuantCudaLaunchers, EveryLauncherMatchesFloat64) {
             << l.name << " w=" << c.w << " M=" << c.M << " N=" << c.N << " K=" << c.K
             << " pdl=" << args.pdl << " rep=" << rep;
       }
-      unsetenv("TC_QUANT_BULK_CTAS");
-      unsetenv("TC_QUANT_BULK_WARPS");
-      unsetenv("TC_QUANT_BULK_XREG");
+      for (const char* k : kKnobs) unsetenv(k);
       ++ran[l.name];
     }
   }
