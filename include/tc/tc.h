@@ -224,6 +224,17 @@ TC_API tc_status_t tc_gemm_quantized(tc_context_t* ctx, const tc_quant_matmul_de
                                      tc_buffer_t* W, tc_buffer_t* w_scales, tc_buffer_t* X,
                                      tc_buffer_t* Y);
 
+/* The same, queued on `stream` in order with its other work (a decode step's GEMVs then run
+ * back to back without a host wait each): nothing is written when an argument is refused, and
+ * a failure of the queued work is reported by the next tc_stream_sync. The buffers must stay
+ * alive until the stream has run it. */
+TC_API tc_status_t tc_gemv_quantized_async(tc_context_t* ctx, const tc_quant_matmul_desc* desc,
+                                           tc_buffer_t* W, tc_buffer_t* w_scales, tc_buffer_t* X,
+                                           tc_buffer_t* Y, tc_stream_t* stream);
+TC_API tc_status_t tc_gemm_quantized_async(tc_context_t* ctx, const tc_quant_matmul_desc* desc,
+                                           tc_buffer_t* W, tc_buffer_t* w_scales, tc_buffer_t* X,
+                                           tc_buffer_t* Y, tc_stream_t* stream);
+
 /* Bytes of one row of k values in a block format; 0 when k is not a multiple of the block or
  * the dtype is not block-quantized. */
 TC_API size_t tc_quant_row_bytes(tc_dtype_t format, int64_t k);

@@ -1,6 +1,6 @@
-// tc_gemv_quantized / tc_gemm_quantized: validate the descriptor and buffers once (nothing is
-// written on failure), then run the dispatch row. Both entry points share one table; the rows
-// decide by M.
+// tc_gemv_quantized / tc_gemm_quantized (and their _async forms on a stream): validate the
+// descriptor and buffers once (nothing is written or queued on failure), then run the row. Both
+// entry points share one table; the rows decide by M.
 #include <cmath>
 
 #include "core/dispatch.h"
@@ -95,6 +95,22 @@ tc_status_t run(tc_context_t* ctx, const tc_quant_matmul_desc* desc, tc_buffer_t
   return TC_SUCCESS;
 }
 
+// The same on a stream: validated now (nothing queued on failure), run in stream order.
+tc_status_t run_async(tc_context_t* ctx, const tc_quant_matmul_desc* desc, tc_buffer_t* W,
+                      tc_buffer_t* S, tc_buffer_t* X, tc_buffer_t* Y, tc_stream_t* stream) {
+  q::MatmulProblem p;
+  TC_TRY(validate(ctx, desc, W, S, X, Y, &p));
+  if (stream == nullptr) return fail(TC_ERROR_NULL_POINTER, "stream is NULL");
+  if (stream->ctx != ctx)
+    return fail(TC_ERROR_CONTEXT_MISMATCH, "stream belongs to another context");
+  const q::MatmulRow* row = q::pick_matmul_row(p);
+  if (row == nullptr) return TC_ERROR_NOT_SUPPORTED;
+  p.stream = stream->impl->native();
+  TC_TRY(stream->impl->submit([p, row] { return row->run(p); }));
+  tc::record_dispatch(row->backend, row->name);
+  return TC_SUCCESS;
+}
+
 }  // namespace
 
 extern "C" {
@@ -107,6 +123,18 @@ tc_status_t tc_gemv_quantized(tc_context_t* ctx, const tc_quant_matmul_desc* des
 tc_status_t tc_gemm_quantized(tc_context_t* ctx, const tc_quant_matmul_desc* desc, tc_buffer_t* W,
                               tc_buffer_t* w_scales, tc_buffer_t* X, tc_buffer_t* Y) {
   return run(ctx, desc, W, w_scales, X, Y);
+}
+
+tc_status_t tc_gemv_quantized_async(tc_context_t* ctx, const tc_quant_matmul_desc* desc,
+                                    tc_buffer_t* W, tc_buffer_t* w_scales, tc_buffer_t* X,
+                                    tc_buffer_t* Y, tc_stream_t* stream) {
+  return run_async(ctx, desc, W, w_scales, X, Y, stream);
+}
+
+tc_status_t tc_gemm_quantized_async(tc_context_t* ctx, const tc_quant_matmul_desc* desc,
+                                    tc_buffer_t* W, tc_buffer_t* w_scales, tc_buffer_t* X,
+                                    tc_buffer_t* Y, tc_stream_t* stream) {
+  return run_async(ctx, desc, W, w_scales, X, Y, stream);
 }
 
 }  // extern "C"

@@ -1,0 +1,139 @@
+// tc_gemv_quantized_async / tc_gemm_quantized_async on a stream, on every device this machine
+// has: queued calls give the synchronous calls' bits (same row), two calls in flight on one
+// stream finish in order (the second writer of Y wins), and a refused call queues nothing.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "quant_test_util.h"
+
+namespace tc::quant_test {
+namespace {
+
+struct Case {
+  tc_dtype_t w, x;
+  bool act8;
+  int M, N, K;
+};
+
+// A decode GEMV of each format, a batch, a prefill-sized M, and int8 weights.
+const Case kCases[] = {{TC_DTYPE_Q4_0, TC_DTYPE_F32, true, 1, 131, 1024},
+                       {TC_DTYPE_Q8_0, TC_DTYPE_F32, false, 3, 37, 288},
+                       {TC_DTYPE_Q4_K, TC_DTYPE_F32, true, 9, 131, 512},
+                       {TC_DTYPE_Q4_0, TC_DTYPE_F32, true, 64, 131, 768},
+                       {TC_DTYPE_I8, TC_DTYPE_I8, false, 2, 23, 1000}};
+
+struct Buf {
+  tc_buffer_t* b = nullptr;
+  Buf(tc_context_t* ctx, size_t bytes) { EXPECT_EQ(tc_buffer_alloc(ctx, bytes, &b), TC_SUCCESS); }
+  Buf(tc_context_t* ctx, const void* data, size_t bytes) : Buf(ctx, bytes) {
+    if (b) {
+      EXPECT_EQ(tc_buffer_write(b, 0, data, bytes), TC_SUCCESS);
+    }
+  }
+  ~Buf() {
+    if (b) tc_buffer_free(b);
+  }
+  std::vector<float> floats(size_t n) const {
+    std::vector<float> v(n);
+    EXPECT_EQ(tc_buffer_read(b, 0, v.data(), n * 4), TC_SUCCESS);
+    return v;
+  }
+};
+
+struct Stream {
+  tc_stream_t* s = nullptr;
+  explicit Stream(tc_context_t* ctx) { EXPECT_EQ(tc_stream_create(ctx, &s), TC_SUCCESS); }
+  ~Stream() {
+    if (s) tc_stream_destroy(s);
+  }
+};
+
+bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
+  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * 4) == 0;
+}
+
+class QuantAsync : public ::testing::TestWithParam<tc_device_t> {
+ protected:
+  void SetUp() override {
+    if (!tc_device_available(GetParam()))
+      GTEST_SKIP() << "no " << (GetParam() == TC_DEVICE_CUDA ? "CUDA" : "CPU") << " device";
+    ASSERT_EQ(tc_context_create(&ctx.ctx, GetParam()), TC_SUCCESS) << tc_last_error_message();
+  }
+  Context ctx;
+};
+
+TEST_P(QuantAsync, QueuedCallsMatchSynchronousOnesInOrder) {
+  uint32_t seed = 5100;
+  for (const Case& c : kCases) {
+    const Weights wt = make_weights(c.w, c.N, c.K, seed++);
+    const Activations a1 = make_activations(c.x, c.M, c.K, seed++);
+    const Activations a2 = make_activations(c.x, c.M, c.K, seed++);
+    const tc_quant_matmul_desc d{c.M, c.N, c.K, c.w, c.x, TC_DTYPE_F32, c.act8, a1.x_scale};
+    const auto fn = c.M <= 8 ? tc_gemv_quantized : tc_gemm_quantized;
+    const auto fn_async = c.M <= 8 ? tc_gemv_quantized_async : tc_gemm_quantized_async;
+    std::vector<float> sync1, sync2;
+    ASSERT_EQ(run_api(ctx.ctx, d, wt, a1, fn, &sync1), TC_SUCCESS) << tc_last_error_message();
+    const std::string row = tc_last_instance();
+    ASSERT_EQ(run_api(ctx.ctx, d, wt, a2, fn, &sync2), TC_SUCCESS) << tc_last_error_message();
+
+    const size_t ny = size_t(c.M) * c.N;
+    const std::vector<float> poison(ny, std::nanf(""));
+    Buf W(ctx.ctx, wt.bytes.data(), wt.bytes.size());
+    const std::vector<float> scales = wt.scales.empty() ? std::vector<float>{1.0f} : wt.scales;
+    Buf S(ctx.ctx, scales.data(), scales.size() * 4);
+    Buf X1(ctx.ctx, a1.data(), a1.bytes()), X2(ctx.ctx, a2.data(), a2.bytes());
+    Buf Y(ctx.ctx, poison.data(), ny * 4), Y2(ctx.ctx, poison.data(), ny * 4);
+    tc_buffer_t* s = c.w == TC_DTYPE_I8 ? S.b : nullptr;
+    Stream st(ctx.ctx);
+    // Y <- X1, Y2 <- X1, then Y <- X2 on the same stream: in order, Y ends as X2's result.
+    ASSERT_EQ(fn_async(ctx.ctx, &d, W.b, s, X1.b, Y.b, st.s), TC_SUCCESS)
+        << tc_last_error_message();
+    EXPECT_EQ(std::string(tc_last_instance()), row);
+    ASSERT_EQ(fn_async(ctx.ctx, &d, W.b, s, X1.b, Y2.b, st.s), TC_SUCCESS);
+    ASSERT_EQ(fn_async(ctx.ctx, &d, W.b, s, X2.b, Y.b, st.s), TC_SUCCESS);
+    ASSERT_EQ(tc_stream_sync(st.s), TC_SUCCESS) << tc_last_error_message();
+    const std::vector<float> y = Y.floats(ny), y2 = Y2.floats(ny);
+    EXPECT_TRUE(same_bits(y2, sync1)) << row << " M=" << c.M << " K=" << c.K;
+    EXPECT_TRUE(same_bits(y, sync2)) << row << " M=" << c.M << " K=" << c.K;
+    // And against float64, so that two equally wrong paths cannot pass.
+    const double bound = c.act8 ? 5e-3 : 1e-4;
+    EXPECT_LE(rms_scaled(y, reference(wt, a2, c.M, c.N, c.K)), bound) << row;
+  }
+}
+
+TEST_P(QuantAsync, RefusedCallsQueueNothing) {
+  Context other;
+  ASSERT_EQ(tc_context_create(&other.ctx, TC_DEVICE_CPU), TC_SUCCESS);
+  const Weights wt = make_weights(TC_DTYPE_Q4_0, 4, 64, 7);
+  const Activations a = make_activations(TC_DTYPE_F32, 2, 64, 8);
+  const std::vector<float> marks(8, 123.0f);
+  Buf W(ctx.ctx, wt.bytes.data(), wt.bytes.size()), X(ctx.ctx, a.data(), a.bytes());
+  Buf Y(ctx.ctx, marks.data(), marks.size() * 4);
+  Stream st(ctx.ctx), foreign(other.ctx);
+  tc_quant_matmul_desc d{2, 4, 64, TC_DTYPE_Q4_0, TC_DTYPE_F32, TC_DTYPE_F32, false, 0.0f};
+  EXPECT_EQ(tc_gemv_quantized_async(ctx.ctx, &d, W.b, nullptr, X.b, Y.b, nullptr),
+            TC_ERROR_NULL_POINTER);
+  EXPECT_NE(std::string(tc_last_error_message()).find("stream"), std::string::npos)
+      << tc_last_error_message();
+  EXPECT_EQ(tc_gemm_quantized_async(ctx.ctx, &d, W.b, nullptr, X.b, Y.b, foreign.s),
+            TC_ERROR_CONTEXT_MISMATCH);
+  d.K = 48;  // not a multiple of the 32-weight block
+  EXPECT_EQ(tc_gemv_quantized_async(ctx.ctx, &d, W.b, nullptr, X.b, Y.b, st.s),
+            TC_ERROR_INVALID_SHAPE);
+  EXPECT_NE(std::string(tc_last_error_message()).find("K = 48"), std::string::npos)
+      << tc_last_error_message();
+  ASSERT_EQ(tc_stream_sync(st.s), TC_SUCCESS);
+  EXPECT_TRUE(same_bits(Y.floats(marks.size()), marks));
+}
+
+INSTANTIATE_TEST_SUITE_P(Devices, QuantAsync, ::testing::Values(TC_DEVICE_CPU, TC_DEVICE_CUDA),
+                         [](const auto& info) {
+                           return std::string(info.param == TC_DEVICE_CUDA ? "cuda" : "cpu");
+                         });
+
+}  // namespace
+}  // namespace tc::quant_test
