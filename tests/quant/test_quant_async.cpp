@@ -1,11 +1,13 @@
 // tc_gemv_quantized_async / tc_gemm_quantized_async on a stream, on every device this machine
 // has: queued calls give the synchronous calls' bits (same row), two calls in flight on one
-// stream finish in order (the second writer of Y wins), and a refused call queues nothing.
+// stream finish in order (the second writer of Y wins), and a refused call queues nothing; the
+// C++ wrappers (tc.hpp) of both forms.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstring>
 #include <string>
+#include <tc/tc.hpp>
 #include <vector>
 
 #include "quant_test_util.h"
@@ -128,6 +130,31 @@ TEST_P(QuantAsync, RefusedCallsQueueNothing) {
       << tc_last_error_message();
   ASSERT_EQ(tc_stream_sync(st.s), TC_SUCCESS);
   EXPECT_TRUE(same_bits(Y.floats(marks.size()), marks));
+}
+
+TEST_P(QuantAsync, CppWrappersMatchFloat64AndThrowOnBadArguments) {
+  tc::Context cx(GetParam());
+  const int M = 3, N = 131, K = 512;
+  const Weights wt = make_weights(TC_DTYPE_Q4_K, N, K, 61);
+  const Activations a = make_activations(TC_DTYPE_F32, M, K, 62);
+  const std::vector<double> ref = reference(wt, a, M, N, K);
+  tc::Buffer W = tc::Buffer::from<uint8_t>(cx, wt.bytes), X = tc::Buffer::from<float>(cx, a.f);
+  const std::vector<float> poison(size_t(M) * N, std::nanf(""));
+  tc::Buffer Y = tc::Buffer::from<float>(cx, poison), Y2 = tc::Buffer::from<float>(cx, poison);
+  const tc_quant_matmul_desc d = tc::quant_desc(M, N, K, TC_DTYPE_Q4_K);
+  tc::gemv_quantized(cx, d, W, X, Y);
+  EXPECT_LE(rms_scaled(Y.to_vector<float>(), ref), 1e-4) << tc::last_instance();
+  tc::Stream s(cx);
+  s.gemm_quantized(tc::quant_desc(M, N, K, TC_DTYPE_Q4_K, true), W, X, Y2);
+  s.sync();
+  EXPECT_LE(rms_scaled(Y2.to_vector<float>(), ref), 5e-3) << tc::last_instance();
+  try {
+    s.gemv_quantized(tc::quant_desc(M, N, 500, TC_DTYPE_Q4_K), W, X, Y);
+    ADD_FAILURE() << "no exception";
+  } catch (const tc::Error& e) {
+    EXPECT_EQ(e.status(), TC_ERROR_INVALID_SHAPE);
+    EXPECT_NE(std::string(e.what()).find("K = 500"), std::string::npos) << e.what();
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Devices, QuantAsync, ::testing::Values(TC_DEVICE_CPU, TC_DEVICE_CUDA),
