@@ -3,9 +3,10 @@
 // head, in Q4_0 / Q8_0 / Q4_K with random valid blocks. All 129 GEMVs of a step are queued on
 // one stream with the launchers of src/cuda/quant_kernels.h (the kernels the dispatch table
 // picks) and captured into one CUDA graph, so launch gaps vanish; the graph is timed with CUDA
-// events (median). Prints tok/s, effective GB/s of weight bytes, the share of the copy
-// bandwidth measured in the same run, and the peak device memory of each format against
-// weight bytes + activations.
+// events (median). Batch 1 is also timed through the public API (tc_gemv_quantized_async,
+// captured into a graph and queued per step). Prints tok/s, effective GB/s of weight bytes, the
+// share of the copy bandwidth measured in the same run, and the peak device memory of each format
+// against weight bytes + activations.
 #include "bench_decode.h"
 
 #include <cuda_runtime_api.h>
@@ -109,6 +110,52 @@ double time_step(const Step& s, tc_dtype_t fmt, int batch, bool act8, const floa
     cudaGraphExecDestroy(exec);
   }
   cudaGraphDestroy(graph);
+  return ms;
+}
+
+// The same step through the public API: tc_gemv_quantized_async on the tc stream, 129 calls,
+// each validated and dispatched (what an engine calling tc gets; the rows launch without PDL,
+// since through the API the previous kernel may have written W).
+bool queue_step_api(tc_context_t* ctx, const Step& s, tc_dtype_t fmt, int batch, bool act8,
+                    const Buffer& x, const Buffer& y, tc_stream_t* stream) {
+  for (size_t i = 0; i < s.w.size(); ++i) {
+    const tc_quant_matmul_desc d{batch,        s.shape[i].N, s.shape[i].K, fmt,
+                                 TC_DTYPE_F32, TC_DTYPE_F32, act8,         0.0f};
+    if (tc_gemv_quantized_async(ctx, &d, s.w[i].b, nullptr, x.b, y.b, stream) != TC_SUCCESS) {
+      fmt::print(stderr, "tc bench decode (API): {}\n", tc_last_error_message());
+      return false;
+    }
+  }
+  return true;
+}
+
+// Median ms of a step through the API: captured into one CUDA graph (`graph`), or queued call
+// by call from the host each step; -1 on failure.
+double time_step_api(tc_context_t* ctx, const Step& s, tc_dtype_t fmt, int batch, bool act8,
+                     const Buffer& x, const Buffer& y, tc_stream_t* stream, bool graph,
+                     double seconds) {
+  auto st = static_cast<cudaStream_t>(tc_stream_native_handle(stream));
+  if (!queue_step_api(ctx, s, fmt, batch, act8, x, y, stream) ||
+      tc_stream_sync(stream) != TC_SUCCESS)
+    return -1;
+  if (!graph)
+    return median_ms(
+        st, [&](int) { return queue_step_api(ctx, s, fmt, batch, act8, x, y, stream); }, seconds);
+  cudaGraph_t g = nullptr;
+  cudaGraphExec_t exec = nullptr;
+  if (cudaStreamBeginCapture(st, cudaStreamCaptureModeThreadLocal) != cudaSuccess) return -1;
+  const bool ok = queue_step_api(ctx, s, fmt, batch, act8, x, y, stream);
+  if (cudaStreamEndCapture(st, &g) != cudaSuccess || !ok) {
+    if (g) cudaGraphDestroy(g);
+    return -1;
+  }
+  double ms = -1;
+  if (cudaGraphInstantiate(&exec, g, 0) == cudaSuccess) {
+    ms = median_ms(
+        st, [&](int) { return cudaGraphLaunch(exec, st) == cudaSuccess; }, seconds);
+    cudaGraphExecDestroy(exec);
+  }
+  cudaGraphDestroy(g);
   return ms;
 }
 
@@ -220,6 +267,27 @@ nlohmann::json run_decode_bench(tc_context_t* ctx, const DecodeBenchOptions& o) 
                                 {"gbps", gbps},
                                 {"copy_share", copy > 0 ? gbps / copy : 0.0},
                                 {"kernels", ks}});
+      }
+    }
+    // Batch 1 with 8-bit activations through the public API (its rows need no scratch, so the
+    // calls can be captured): the graph, and call by call.
+    if (std::find(o.batches.begin(), o.batches.end(), 1) != o.batches.end()) {
+      for (bool graph : {true, false}) {
+        const double ms = time_step_api(ctx, s, f, 1, true, x, y, stream, graph, o.seconds);
+        const double gbps = ms > 0 ? double(s.weight_bytes) / (ms * 1e-3) / 1e9 : 0;
+        const double tok = ms > 0 ? 1e3 / ms : 0.0;
+        const char* how = graph ? "public API: tc_gemv_quantized_async x129, one CUDA graph"
+                                : "public API: tc_gemv_quantized_async x129, queued per step";
+        fmt::print("{:>6} | {:>5} | {:>3} | {:>8.3f} | {:>8.1f} | {:>7.0f} | {:>5.1f}% | {}\n",
+                   name, 1, "q8", ms, tok, gbps, copy > 0 ? 100 * gbps / copy : 0.0, how);
+        doc["cells"].push_back({{"format", name},
+                                {"batch", 1},
+                                {"act8", true},
+                                {"api", graph ? "graph" : "queued"},
+                                {"ms", ms},
+                                {"tok_s", tok},
+                                {"gbps", gbps},
+                                {"copy_share", copy > 0 ? gbps / copy : 0.0}});
       }
     }
     uint64_t live = 0, held = 0, peak = 0;

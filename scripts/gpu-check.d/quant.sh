@@ -21,7 +21,7 @@ if [[ ! -x $TC ]]; then
   echo "quant: $TC was not built"
   exit 0
 fi
-timeout 20 "$TC" bench decode --device cuda --batches 1,8,32 --seconds 0.1 \
+timeout 30 "$TC" bench decode --device cuda --batches 1,8,32 --seconds 0.1 \
   --json "$OUT/quant_decode.json" > "$OUT/quant_decode.txt" 2>&1
 rc=$?
 cat "$OUT/quant_decode.txt" | head -30
