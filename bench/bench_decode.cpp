@@ -84,21 +84,14 @@ bool queue_step(const Step& s, tc_dtype_t fmt, int batch, bool act8, const float
   return true;
 }
 
-// Median ms of one graph launch of the step, or -1.
-double time_step(const Step& s, tc_dtype_t fmt, int batch, bool act8, const float* x, float* y,
-                 const Buffer& work, cudaStream_t st, double seconds,
-                 std::set<std::string>* kernels) {
-  const size_t wb = tc_buffer_size(work.b);
+// Captures what `queue` issues on `st` into one CUDA graph and returns the median ms of a
+// graph launch, or -1.
+template <class Queue>
+double graph_ms(cudaStream_t st, Queue queue, double seconds) {
   cudaGraph_t graph = nullptr;
   cudaGraphExec_t exec = nullptr;
-  // One step outside the capture first: launch errors surface with their message, and the
-  // launchers' one-time setup (shared-memory attributes, occupancy) happens outside it.
-  std::set<std::string> ignored;
-  if (!queue_step(s, fmt, batch, act8, x, y, work.ptr(), wb, st, &ignored) ||
-      cudaStreamSynchronize(st) != cudaSuccess)
-    return -1;
   if (cudaStreamBeginCapture(st, cudaStreamCaptureModeThreadLocal) != cudaSuccess) return -1;
-  const bool ok = queue_step(s, fmt, batch, act8, x, y, work.ptr(), wb, st, kernels);
+  const bool ok = queue();
   if (cudaStreamEndCapture(st, &graph) != cudaSuccess || !ok) {
     if (graph) cudaGraphDestroy(graph);
     return -1;
@@ -111,6 +104,22 @@ double time_step(const Step& s, tc_dtype_t fmt, int batch, bool act8, const floa
   }
   cudaGraphDestroy(graph);
   return ms;
+}
+
+// Median ms of one graph launch of the step, or -1.
+double time_step(const Step& s, tc_dtype_t fmt, int batch, bool act8, const float* x, float* y,
+                 const Buffer& work, cudaStream_t st, double seconds,
+                 std::set<std::string>* kernels) {
+  const size_t wb = tc_buffer_size(work.b);
+  // One step outside the capture first: launch errors surface with their message, and the
+  // launchers' one-time setup (shared-memory attributes, occupancy) happens outside it.
+  std::set<std::string> ignored;
+  if (!queue_step(s, fmt, batch, act8, x, y, work.ptr(), wb, st, &ignored) ||
+      cudaStreamSynchronize(st) != cudaSuccess)
+    return -1;
+  return graph_ms(
+      st, [&] { return queue_step(s, fmt, batch, act8, x, y, work.ptr(), wb, st, kernels); },
+      seconds);
 }
 
 // The same step through the public API: tc_gemv_quantized_async on the tc stream, 129 calls,
@@ -141,22 +150,8 @@ double time_step_api(tc_context_t* ctx, const Step& s, tc_dtype_t fmt, int batch
   if (!graph)
     return median_ms(
         st, [&](int) { return queue_step_api(ctx, s, fmt, batch, act8, x, y, stream); }, seconds);
-  cudaGraph_t g = nullptr;
-  cudaGraphExec_t exec = nullptr;
-  if (cudaStreamBeginCapture(st, cudaStreamCaptureModeThreadLocal) != cudaSuccess) return -1;
-  const bool ok = queue_step_api(ctx, s, fmt, batch, act8, x, y, stream);
-  if (cudaStreamEndCapture(st, &g) != cudaSuccess || !ok) {
-    if (g) cudaGraphDestroy(g);
-    return -1;
-  }
-  double ms = -1;
-  if (cudaGraphInstantiate(&exec, g, 0) == cudaSuccess) {
-    ms = median_ms(
-        st, [&](int) { return cudaGraphLaunch(exec, st) == cudaSuccess; }, seconds);
-    cudaGraphExecDestroy(exec);
-  }
-  cudaGraphDestroy(g);
-  return ms;
+  return graph_ms(
+      st, [&] { return queue_step_api(ctx, s, fmt, batch, act8, x, y, stream); }, seconds);
 }
 
 // Workspace of the f16 MMA bulk kernel: the most any shape of the step needs (it grows with N
