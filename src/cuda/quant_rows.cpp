@@ -53,6 +53,16 @@ struct Scratch {
   }
 };
 
+// Scratch for a row's kernels in the stream's workspace (the one the GEMM rows use, reused in
+// stream order): no allocation and no wait per call, so the call can be queued asynchronously
+// and captured into a CUDA graph. The kernels initialize what they read of it (the f16 MMA's
+// convert kernel zeroes its counters). Not for rows that run the GEMM table while holding it
+// (prefill() below: the GEMM takes the same workspace).
+tc_status_t stream_scratch(const tc::quant::MatmulProblem& p, size_t bytes,
+                           CudaDevice::Workspace* ws) {
+  return static_cast<CudaDevice&>(*p.ctx->impl).workspace(p.stream, bytes, ws);
+}
+
 tc_status_t prefill(const tc::quant::MatmulProblem& p, bool f16) {
   const kq::Args a = args(p);
   const size_t esz = f16 ? 2 : 4;
@@ -142,8 +152,8 @@ bool mma_f16_can_run(const tc::quant::MatmulProblem& p, std::string& why) {
 tc_status_t mma_f16_run(const tc::quant::MatmulProblem& p) {
   kq::Args a = args(p);
   a.work_bytes = kq::mma_f16_work_bytes(a);
-  Scratch work{p.ctx, p.stream};
-  if (a.work_bytes > 0) TC_TRY(p.ctx->impl->alloc(a.work_bytes, &work.ptr));
+  CudaDevice::Workspace work;
+  if (a.work_bytes > 0) TC_TRY(stream_scratch(p, a.work_bytes, &work));
   a.work = work.ptr;
   return kq::launch_mma_f16(a, p.stream);
 }
@@ -159,8 +169,8 @@ bool mma_bulk_can_run(const tc::quant::MatmulProblem& p, std::string& why) {
 tc_status_t mma_bulk_run(const tc::quant::MatmulProblem& p) {
   kq::Args a = args(p);
   a.work_bytes = kq::mma_bulk_work_bytes(a);
-  Scratch work{p.ctx, p.stream};
-  TC_TRY(p.ctx->impl->alloc(a.work_bytes, &work.ptr));
+  CudaDevice::Workspace work;
+  TC_TRY(stream_scratch(p, a.work_bytes, &work));
   a.work = work.ptr;
   return kq::launch_mma_bulk(a, p.stream);
 }
@@ -227,10 +237,8 @@ bool prefill_q4_wgmma_can_run(const tc::quant::MatmulProblem& p, std::string& wh
 }
 tc_status_t prefill_q4_wgmma_run(const tc::quant::MatmulProblem& p) {
   const kq::Args a = args(p);
-  // X in f16 goes to the stream's GEMM workspace: reused in stream order, so no allocation and
-  // no wait per call (a Scratch waits for the stream before releasing its block).
-  CudaDevice::Workspace x;
-  TC_TRY(static_cast<CudaDevice&>(*p.ctx->impl).workspace(p.stream, size_t(a.M) * a.K * 2, &x));
+  CudaDevice::Workspace x;  // X in f16
+  TC_TRY(stream_scratch(p, size_t(a.M) * a.K * 2, &x));
   TC_TRY(kq::launch_prefill_convert_x_f16(a, x.ptr, p.stream));
   return kq::launch_prefill_q4_wgmma(a, x.ptr, p.stream);
 }
