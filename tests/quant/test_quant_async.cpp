@@ -21,10 +21,13 @@ struct Case {
   int M, N, K;
 };
 
-// A decode GEMV of each format, a batch, a prefill-sized M, and int8 weights.
+// A decode GEMV of each format, batches (on CUDA the f16 MMA with K split, the int8 MMA), a
+// prefill-sized M, and int8 weights.
 const Case kCases[] = {{TC_DTYPE_Q4_0, TC_DTYPE_F32, true, 1, 131, 1024},
                        {TC_DTYPE_Q8_0, TC_DTYPE_F32, false, 3, 37, 288},
                        {TC_DTYPE_Q4_K, TC_DTYPE_F32, true, 9, 131, 512},
+                       {TC_DTYPE_Q8_0, TC_DTYPE_F32, true, 16, 131, 4096},
+                       {TC_DTYPE_Q4_0, TC_DTYPE_F32, true, 32, 131, 14336},
                        {TC_DTYPE_Q4_0, TC_DTYPE_F32, true, 64, 131, 768},
                        {TC_DTYPE_I8, TC_DTYPE_I8, false, 2, 23, 1000}};
 
