@@ -1,10 +1,12 @@
-// Device memory for the launcher-level quant CUDA tests (test_quant_cuda_graph.cpp,
-// test_quant_cuda_launchers.cpp), which call the kernels' launchers on their own streams.
+// Device memory, cases and launcher arguments for the launcher-level quant CUDA tests
+// (test_quant_cuda_graph.cpp, _launchers.cpp, _mma_f16.cpp), which call the kernels' launchers
+// on their own streams.
 #pragma once
 
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
+#include "cuda/quant_kernels.h"
 #include "quant_test_util.h"
 
 namespace tc::quant_test {
@@ -22,6 +24,28 @@ inline void upload(const Weights& wt, const Activations& a, const DevMem& w, con
   ASSERT_EQ(cudaMemcpy(w.p, wt.bytes.data(), wt.bytes.size(), cudaMemcpyHostToDevice), cudaSuccess);
   ASSERT_EQ(cudaMemcpy(x.p, a.data(), a.bytes(), cudaMemcpyHostToDevice), cudaSuccess);
   ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+}
+
+// A launcher-level case: the weight format and the shape.
+struct LaunchCase {
+  tc_dtype_t w;
+  int M, N, K;
+};
+
+// The launcher arguments of case `c` on uploaded W, X and Y (and a workspace, where given).
+inline cuda::quant::Args launch_args(const LaunchCase& c, const DevMem& w, const DevMem& x,
+                                     const DevMem& y, void* work = nullptr, size_t work_bytes = 0) {
+  cuda::quant::Args a;
+  a.M = c.M;
+  a.N = c.N;
+  a.K = c.K;
+  a.w_dtype = c.w;
+  a.w = w.p;
+  a.x = x.p;
+  a.y = static_cast<float*>(y.p);
+  a.work = work;
+  a.work_bytes = work_bytes;
+  return a;
 }
 
 }  // namespace tc::quant_test

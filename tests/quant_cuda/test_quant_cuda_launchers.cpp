@@ -38,13 +38,8 @@ const Launcher kLaunchers[] = {
     {"mma", kq::mma_supports, kq::launch_mma, false},
 };
 
-struct Case {
-  tc_dtype_t w;
-  int M, N, K;
-};
-
-std::vector<Case> cases() {
-  std::vector<Case> out;
+std::vector<LaunchCase> cases() {
+  std::vector<LaunchCase> out;
   for (tc_dtype_t w : {TC_DTYPE_Q4_0, TC_DTYPE_Q8_0, TC_DTYPE_Q4_K}) {
     for (int M : {1, 2, 3, 4, 5, 8, 9, 17, 32}) {
       out.push_back({w, M, 131, 1024});
@@ -89,7 +84,7 @@ TEST(QuantCudaLaunchers, EveryLauncherMatchesFloat64) {
   ASSERT_EQ(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking), cudaSuccess);
   std::map<std::string, int> ran;
   uint32_t seed = 900;
-  for (const Case& c : cases()) {
+  for (const LaunchCase& c : cases()) {
     const Weights wt = make_weights(c.w, c.N, c.K, seed++);
     const Activations a = make_activations(TC_DTYPE_F32, c.M, c.K, seed++);
     const std::vector<double> ref = reference(wt, a, c.M, c.N, c.K);
@@ -101,16 +96,7 @@ TEST(QuantCudaLaunchers, EveryLauncherMatchesFloat64) {
     wa.w_dtype = c.w;
     DevMem work(kq::mma_bulk_work_bytes(wa));
     for (const Launcher& l : kLaunchers) {
-      kq::Args args;
-      args.work = work.p;
-      args.work_bytes = kq::mma_bulk_work_bytes(wa);
-      args.M = c.M;
-      args.N = c.N;
-      args.K = c.K;
-      args.w_dtype = c.w;
-      args.w = w.p;
-      args.x = x.p;
-      args.y = static_cast<float*>(y.p);
+      kq::Args args = launch_args(c, w, x, y, work.p, kq::mma_bulk_work_bytes(wa));
       std::string why;
       if (!l.supports(args, why)) continue;
       // Twice back to back, the second under PDL (where the launcher has it), NaN between;

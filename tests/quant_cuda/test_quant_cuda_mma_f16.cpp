@@ -24,13 +24,8 @@ namespace {
 
 namespace kq = tc::cuda::quant;
 
-struct Case {
-  tc_dtype_t w;
-  int M, N, K;
-};
-
-std::vector<Case> cases() {
-  std::vector<Case> out;
+std::vector<LaunchCase> cases() {
+  std::vector<LaunchCase> out;
   for (tc_dtype_t w : {TC_DTYPE_Q4_0, TC_DTYPE_Q8_0, TC_DTYPE_Q4_K}) {
     for (int M = 1; M <= 32; ++M) out.push_back({w, M, M % 2 ? 131 : 67, M % 3 ? 512 : 1280});
     out.push_back({w, 8, 67, 11008});   // one column tile, 2 K splits
@@ -42,21 +37,6 @@ std::vector<Case> cases() {
   return out;
 }
 
-kq::Args args_for(const Case& c, const DevMem& w, const DevMem& x, const DevMem& y,
-                  const DevMem& work, size_t work_bytes) {
-  kq::Args a;
-  a.M = c.M;
-  a.N = c.N;
-  a.K = c.K;
-  a.w_dtype = c.w;
-  a.w = w.p;
-  a.x = x.p;
-  a.y = static_cast<float*>(y.p);
-  a.work = work.p;
-  a.work_bytes = work_bytes;
-  return a;
-}
-
 TEST(QuantCudaMmaF16, MatchesFloat64) {
   if (!tc_device_available(TC_DEVICE_CUDA)) GTEST_SKIP() << "no CUDA device";
   Context ctx;  // the launchers' device and runtime set-up, as in the public calls
@@ -65,7 +45,7 @@ TEST(QuantCudaMmaF16, MatchesFloat64) {
   ASSERT_EQ(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking), cudaSuccess);
   uint32_t seed = 7100;
   int ran = 0;
-  for (const Case& c : cases()) {
+  for (const LaunchCase& c : cases()) {
     const Weights wt = make_weights(c.w, c.N, c.K, seed++);
     const Activations a = make_activations(TC_DTYPE_F32, c.M, c.K, seed++);
     const std::vector<double> ref = reference(wt, a, c.M, c.N, c.K);
@@ -83,7 +63,7 @@ TEST(QuantCudaMmaF16, MatchesFloat64) {
       wa.w_dtype = c.w;
       const size_t work_bytes = kq::mma_f16_work_bytes(wa);
       DevMem work(std::max<size_t>(work_bytes, 16));  // none needed without K splits
-      kq::Args args = args_for(c, w, x, y, work, work_bytes);
+      kq::Args args = launch_args(c, w, x, y, work.p, work_bytes);
       std::string why;
       ASSERT_TRUE(kq::mma_f16_supports(args, why))
           << why << " w=" << c.w << " M=" << c.M << " N=" << c.N << " K=" << c.K;
