@@ -1,7 +1,9 @@
-// Decode-kernel choice for the benchmark and random valid blocks as benchmark data
-// (quant_kernels.h).
+// Decode-kernel choice for the benchmark, random valid blocks as benchmark data, and f16
+// activations widened to f32 (quant_kernels.h).
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
+
+#include <algorithm>
 
 #include "cuda/quant_dequant.cuh"
 #include "cuda/quant_launch.cuh"
@@ -43,7 +45,22 @@ __global__ void fill_kernel(uint8_t* w, size_t blocks, int fmt, uint64_t seed) {
   }
 }
 
+// f16 -> f32, one element per thread of a grid-stride loop.
+__global__ void f16_to_f32_kernel(const __half* __restrict__ x, float* __restrict__ y, size_t n) {
+  for (size_t i = size_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
+       i += size_t(gridDim.x) * blockDim.x)
+    y[i] = __half2float(x[i]);
+}
+
 }  // namespace
+
+tc_status_t launch_convert_f16_f32(const void* x, float* y, size_t n, void* stream) {
+  if (n == 0) return TC_SUCCESS;
+  const unsigned grid = unsigned(std::min<size_t>((n + 255) / 256, 4096));
+  f16_to_f32_kernel<<<grid, 256, 0, static_cast<cudaStream_t>(stream)>>>(
+      static_cast<const __half*>(x), y, n);
+  return launched("quant f16-to-f32 activation conversion launch");
+}
 
 tc_status_t launch_fill_random_blocks(tc_dtype_t format, void* w, int64_t rows, int64_t k,
                                       uint64_t seed, void* stream) {

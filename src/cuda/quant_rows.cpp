@@ -269,4 +269,19 @@ tc_status_t v1_run(const tc::quant::MatmulProblem& p) {
   return kq::launch_v1(args(p), p.stream);
 }
 
+tc_status_t run_f16_x(const tc::quant::MatmulProblem& p, const tc::quant::MatmulRow** ran) {
+  const size_t n = size_t(p.d.M) * p.d.K;
+  Scratch x{p.ctx, p.stream};
+  TC_TRY(p.ctx->impl->alloc(n * 4, &x.ptr));
+  TC_TRY(kq::launch_convert_f16_f32(p.x, static_cast<float*>(x.ptr), n, p.stream));
+  tc::quant::MatmulProblem p32 = p;
+  p32.d.x_dtype = TC_DTYPE_F32;
+  p32.x = x.ptr;
+  const tc::quant::MatmulRow* row = tc::quant::pick_matmul_row(p32);
+  if (row == nullptr) return TC_ERROR_NOT_SUPPORTED;
+  TC_TRY(row->run(p32));
+  *ran = row;
+  return TC_SUCCESS;
+}
+
 }  // namespace tc::cuda::quant_rows

@@ -2,12 +2,17 @@
 // descriptor and buffers once (nothing is written or queued on failure), then run the row. Both
 // entry points share one table; the rows decide by M.
 #include <cmath>
+#include <vector>
 
 #include "core/dispatch.h"
+#include "core/dtype.h"
 #include "core/error.h"
 #include "core/internal.h"
 #include "quant/matmul.h"
 #include "quant/quant.h"
+#ifdef TC_CUDA_HAVE_QUANT
+#include "cuda/quant_rows.h"
+#endif
 
 using tc::fail;
 namespace q = tc::quant;
@@ -44,9 +49,10 @@ tc_status_t validate(tc_context_t* ctx, const tc_quant_matmul_desc* d, tc_buffer
     return fail(TC_ERROR_INVALID_SHAPE, "desc K = {} is not a multiple of the {} block size {}",
                 d->K, f->name, f->block_elems);
   }
-  if (d->x_dtype != TC_DTYPE_F32 && !(d->x_dtype == TC_DTYPE_I8 && w_i8)) {
+  if (d->x_dtype != TC_DTYPE_F32 && d->x_dtype != TC_DTYPE_F16 &&
+      !(d->x_dtype == TC_DTYPE_I8 && w_i8)) {
     return fail(TC_ERROR_UNSUPPORTED_DTYPE,
-                "desc x_dtype = {} is not supported (F32, or I8 with I8 weights)",
+                "desc x_dtype = {} is not supported (F32, F16, or I8 with I8 weights)",
                 static_cast<int>(d->x_dtype));
   }
   if (d->y_dtype != TC_DTYPE_F32) {
@@ -65,7 +71,8 @@ tc_status_t validate(tc_context_t* ctx, const tc_quant_matmul_desc* d, tc_buffer
   } else if (S != nullptr) {
     return fail(TC_ERROR_INVALID_VALUE, "w_scales must be NULL for {} weights", f->name);
   }
-  TC_TRY(check_buffer(ctx, X, "X", M * K * (d->x_dtype == TC_DTYPE_I8 ? 1 : 4)));
+  const size_t x_size = d->x_dtype == TC_DTYPE_I8 ? 1 : d->x_dtype == TC_DTYPE_F16 ? 2 : 4;
+  TC_TRY(check_buffer(ctx, X, "X", M * K * x_size));
   TC_TRY(check_buffer(ctx, Y, "Y", M * N * sizeof(float)));
   p->d = *d;
   p->w = static_cast<const uint8_t*>(W->ptr);
@@ -76,22 +83,52 @@ tc_status_t validate(tc_context_t* ctx, const tc_quant_matmul_desc* d, tc_buffer
   return TC_SUCCESS;
 }
 
+// The problem as the rows see it: f16 X is served by the f32 rows after a widening pass.
+q::MatmulProblem as_f32_x(const q::MatmulProblem& p) {
+  q::MatmulProblem p32 = p;
+  if (p32.d.x_dtype == TC_DTYPE_F16) p32.d.x_dtype = TC_DTYPE_F32;
+  return p32;
+}
+
+// Runs `row` (picked for as_f32_x(p)); f16 X is widened to f32 first, in stream order (CPU: a
+// host copy; CUDA: a kernel into scratch, quant_rows.h), and the table then picks the row for
+// the widened X (*ran gets the row that ran).
+tc_status_t execute(const q::MatmulProblem& p, const q::MatmulRow* row, const q::MatmulRow** ran) {
+  *ran = row;
+  if (p.d.x_dtype != TC_DTYPE_F16) return row->run(p);
+  if (p.ctx->device == TC_DEVICE_CPU) {
+    std::vector<float> x(size_t(p.d.M) * p.d.K);
+    const auto* h = static_cast<const uint16_t*>(p.x);
+    for (size_t i = 0; i < x.size(); ++i) x[i] = tc::f16_to_f32(h[i]);
+    q::MatmulProblem p32 = as_f32_x(p);
+    p32.x = x.data();
+    *ran = q::pick_matmul_row(p32);
+    return *ran != nullptr ? (*ran)->run(p32) : TC_ERROR_NOT_SUPPORTED;
+  }
+#ifdef TC_CUDA_HAVE_QUANT
+  return tc::cuda::quant_rows::run_f16_x(p, ran);
+#else
+  return fail(TC_ERROR_NOT_SUPPORTED, "f16 activations on this device need the CUDA quant rows");
+#endif
+}
+
 tc_status_t run(tc_context_t* ctx, const tc_quant_matmul_desc* desc, tc_buffer_t* W, tc_buffer_t* S,
                 tc_buffer_t* X, tc_buffer_t* Y) {
   q::MatmulProblem p;
   TC_TRY(validate(ctx, desc, W, S, X, Y, &p));
-  const q::MatmulRow* row = q::pick_matmul_row(p);
+  const q::MatmulRow* row = q::pick_matmul_row(as_f32_x(p));
   if (row == nullptr) return TC_ERROR_NOT_SUPPORTED;
+  const q::MatmulRow* ran = row;
   if (ctx->device == TC_DEVICE_CPU) {
-    TC_TRY(row->run(p));
+    TC_TRY(execute(p, row, &ran));
   } else {  // device rows launch on the device's queue; run_sync waits for them
     TC_TRY(ctx->impl->run_sync([&](void* stream) {
       q::MatmulProblem on_stream = p;
       on_stream.stream = stream;
-      return row->run(on_stream);
+      return execute(on_stream, row, &ran);
     }));
   }
-  tc::record_dispatch(row->backend, row->name);
+  tc::record_dispatch(ran->backend, ran->name);
   return TC_SUCCESS;
 }
 
@@ -103,10 +140,14 @@ tc_status_t run_async(tc_context_t* ctx, const tc_quant_matmul_desc* desc, tc_bu
   if (stream == nullptr) return fail(TC_ERROR_NULL_POINTER, "stream is NULL");
   if (stream->ctx != ctx)
     return fail(TC_ERROR_CONTEXT_MISMATCH, "stream belongs to another context");
-  const q::MatmulRow* row = q::pick_matmul_row(p);
+  const q::MatmulRow* row = q::pick_matmul_row(as_f32_x(p));
   if (row == nullptr) return TC_ERROR_NOT_SUPPORTED;
   p.stream = stream->impl->native();
-  TC_TRY(stream->impl->submit([p, row] { return row->run(p); }));
+  TC_TRY(stream->impl->submit([p, row] {
+    const q::MatmulRow* ran = nullptr;
+    return execute(p, row, &ran);
+  }));
+  // (With f16 X the row that runs is picked again for the widened X; it is reported as picked.)
   tc::record_dispatch(row->backend, row->name);
   return TC_SUCCESS;
 }
