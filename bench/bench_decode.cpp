@@ -161,7 +161,7 @@ size_t f16_work(kq::Args a, const std::vector<Shape>& shapes) {
   for (const Shape& sh : shapes) {
     a.N = sh.N;
     a.K = sh.K;
-    most = std::max(most, kq::mma_f16_work_bytes(a));
+    most = std::max(most, kq::mma_f16_work_bytes_upto(a));
   }
   return most;
 }

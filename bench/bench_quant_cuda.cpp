@@ -122,7 +122,8 @@ nlohmann::json run_quant_kernel_bench(tc_context_t* ctx, const QuantKernelBenchO
       wa.N = sh.N;
       wa.K = sh.K;
       wa.w_dtype = f;
-      const size_t work_bytes = std::max(kq::mma_bulk_work_bytes(wa), kq::mma_f16_work_bytes(wa));
+      const size_t work_bytes =
+          std::max(kq::mma_bulk_work_bytes(wa), kq::mma_f16_work_bytes_upto(wa));
       Buf w(ctx, bytes * copies), x(ctx, size_t(32) * sh.K * 4), y(ctx, size_t(32) * sh.N * 4),
           work(ctx, work_bytes);
       if (!w.b || !x.b || !y.b || !work.b) continue;

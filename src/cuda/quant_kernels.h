@@ -93,9 +93,11 @@ TC_QUANT_LAUNCH tc_status_t launch_mma_bulk(const Args& a, void* stream);
 // batch, X converted to f16 in the kernel (quant_mma_f16.cu). Where X of all K does not fit in
 // shared memory (M K large), a first kernel writes X in f16 to a.work and K is split between
 // CTAs, the last one to finish a group of passes adding the partial sums.
-// mma_f16_work_bytes(a): the workspace for a.N, a.K, a.w_dtype and any M <= a.M (0 where K is
-// not split: a.work may then be null).
+// mma_f16_work_bytes(a): the workspace of this call (0 where K is not split: a.work may then be
+// null); mma_f16_work_bytes_upto(a): the most any M <= a.M needs (one buffer for several
+// batch sizes, as the benchmarks allocate it).
 TC_QUANT_LAUNCH size_t mma_f16_work_bytes(const Args& a);
+TC_QUANT_LAUNCH size_t mma_f16_work_bytes_upto(const Args& a);
 TC_QUANT_LAUNCH bool mma_f16_supports(const Args& a, std::string& why);
 TC_QUANT_LAUNCH tc_status_t launch_mma_f16(const Args& a, void* stream);
 // Where the f16 MMA measured faster than the int8 MMA (H200, 2026-11-29 18:10 UTC, tc bench

@@ -338,9 +338,13 @@ bool mma_f16_preferred(const Args& a) {
 }
 
 size_t mma_f16_work_bytes(const Args& a) {
-  size_t most = 0;  // M > 32 is refused: no workspace
+  return a.M >= 1 && a.M <= 32 ? geometry(a).work : 0;  // M > 32 is refused: no workspace
+}
+
+size_t mma_f16_work_bytes_upto(const Args& a) {
+  size_t most = 0;
   Args b = a;
-  for (b.M = std::min(a.M, 32); b.M >= 1; --b.M) most = std::max(most, geometry(b).work);
+  for (b.M = std::min(a.M, 32); b.M >= 1; --b.M) most = std::max(most, mma_f16_work_bytes(b));
   return most;
 }
 

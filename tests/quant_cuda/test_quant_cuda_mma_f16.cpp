@@ -56,12 +56,7 @@ TEST(QuantCudaMmaF16, MatchesFloat64) {
     for (const char* splits : {"", "3"}) {
       if (*splits && c.K < 768) continue;
       setenv("TC_QUANT_F16_SPLITS", splits, 1);
-      kq::Args wa;
-      wa.M = c.M;
-      wa.N = c.N;
-      wa.K = c.K;
-      wa.w_dtype = c.w;
-      const size_t work_bytes = kq::mma_f16_work_bytes(wa);
+      const size_t work_bytes = kq::mma_f16_work_bytes(launch_args(c, w, x, y));
       DevMem work(std::max<size_t>(work_bytes, 16));  // none needed without K splits
       kq::Args args = launch_args(c, w, x, y, work.p, work_bytes);
       std::string why;
