@@ -126,10 +126,7 @@ bool gemv_bulk_can_run(const tc::quant::MatmulProblem& p, std::string& why) {
 
 // The f16 MMA bulk kernel's checks with a stand-in workspace, as above.
 bool mma_f16_fits(const tc::quant::MatmulProblem& p, std::string& why) {
-  // The kernel takes M <= 32, and mma_f16_work_bytes evaluates the geometry of every M up to
-  // p.d.M (two getenv each): 42 us of host time per call at M = 512, K = 14336 on the 2-core
-  // dev box, paid by every prefill call before its own row (H200 18:05 UTC: a 512 x 128 x 256
-  // quantized call took 121 us against 14 us at M = 1).
+  // The kernel takes M <= 32; declining first keeps prefill calls from sizing a workspace here.
   if (p.d.M > 32) return (why = "M > 32", false);
   kq::Args a = args(p);
   a.work = reinterpret_cast<void*>(uintptr_t(256));
@@ -269,7 +266,7 @@ tc_status_t v1_run(const tc::quant::MatmulProblem& p) {
   return kq::launch_v1(args(p), p.stream);
 }
 
-tc_status_t run_f16_x(const tc::quant::MatmulProblem& p, const tc::quant::MatmulRow** ran) {
+tc_status_t run_f16_x(const tc::quant::MatmulProblem& p, const tc::quant::MatmulRow* row) {
   const size_t n = size_t(p.d.M) * p.d.K;
   Scratch x{p.ctx, p.stream};
   TC_TRY(p.ctx->impl->alloc(n * 4, &x.ptr));
@@ -277,11 +274,7 @@ tc_status_t run_f16_x(const tc::quant::MatmulProblem& p, const tc::quant::Matmul
   tc::quant::MatmulProblem p32 = p;
   p32.d.x_dtype = TC_DTYPE_F32;
   p32.x = x.ptr;
-  const tc::quant::MatmulRow* row = tc::quant::pick_matmul_row(p32);
-  if (row == nullptr) return TC_ERROR_NOT_SUPPORTED;
-  TC_TRY(row->run(p32));
-  *ran = row;
-  return TC_SUCCESS;
+  return row->run(p32);
 }
 
 }  // namespace tc::cuda::quant_rows

@@ -38,10 +38,9 @@ tc_status_t prefill_f32_run(const tc::quant::MatmulProblem& p);
 bool v1_can_run(const tc::quant::MatmulProblem& p, std::string& why);
 tc_status_t v1_run(const tc::quant::MatmulProblem& p);
 
-// f16 activations (not a table row): X widened to f32 scratch on p.stream, then the row the
-// table picks for f32 X runs (*ran gets it); the scratch is released after the stream has
-// finished with it (a wait).
-tc_status_t run_f16_x(const tc::quant::MatmulProblem& p, const tc::quant::MatmulRow** ran);
+// f16 activations (not a table row): X widened to f32 scratch on p.stream, then `row` (picked
+// for f32 X) runs on it; the scratch is released after the stream has finished with it (a wait).
+tc_status_t run_f16_x(const tc::quant::MatmulProblem& p, const tc::quant::MatmulRow* row);
 
 }  // namespace tc::cuda::quant_rows
 

@@ -90,11 +90,10 @@ q::MatmulProblem as_f32_x(const q::MatmulProblem& p) {
   return p32;
 }
 
-// Runs `row` (picked for as_f32_x(p)); f16 X is widened to f32 first, in stream order (CPU: a
-// host copy; CUDA: a kernel into scratch, quant_rows.h), and the table then picks the row for
-// the widened X (*ran gets the row that ran).
-tc_status_t execute(const q::MatmulProblem& p, const q::MatmulRow* row, const q::MatmulRow** ran) {
-  *ran = row;
+// Runs `row`, picked for as_f32_x(p); f16 X is widened to f32 first, in stream order (CPU: a
+// host copy; CUDA: a kernel into scratch, quant_rows.h). A row that accepts X accepts the
+// widened copy too: it is at least as aligned.
+tc_status_t execute(const q::MatmulProblem& p, const q::MatmulRow* row) {
   if (p.d.x_dtype != TC_DTYPE_F16) return row->run(p);
   if (p.ctx->device == TC_DEVICE_CPU) {
     std::vector<float> x(size_t(p.d.M) * p.d.K);
@@ -102,11 +101,10 @@ tc_status_t execute(const q::MatmulProblem& p, const q::MatmulRow* row, const q:
     for (size_t i = 0; i < x.size(); ++i) x[i] = tc::f16_to_f32(h[i]);
     q::MatmulProblem p32 = as_f32_x(p);
     p32.x = x.data();
-    *ran = q::pick_matmul_row(p32);
-    return *ran != nullptr ? (*ran)->run(p32) : TC_ERROR_NOT_SUPPORTED;
+    return row->run(p32);
   }
 #ifdef TC_CUDA_HAVE_QUANT
-  return tc::cuda::quant_rows::run_f16_x(p, ran);
+  return tc::cuda::quant_rows::run_f16_x(p, row);
 #else
   return fail(TC_ERROR_NOT_SUPPORTED, "f16 activations on this device need the CUDA quant rows");
 #endif
@@ -118,17 +116,16 @@ tc_status_t run(tc_context_t* ctx, const tc_quant_matmul_desc* desc, tc_buffer_t
   TC_TRY(validate(ctx, desc, W, S, X, Y, &p));
   const q::MatmulRow* row = q::pick_matmul_row(as_f32_x(p));
   if (row == nullptr) return TC_ERROR_NOT_SUPPORTED;
-  const q::MatmulRow* ran = row;
   if (ctx->device == TC_DEVICE_CPU) {
-    TC_TRY(execute(p, row, &ran));
+    TC_TRY(execute(p, row));
   } else {  // device rows launch on the device's queue; run_sync waits for them
     TC_TRY(ctx->impl->run_sync([&](void* stream) {
       q::MatmulProblem on_stream = p;
       on_stream.stream = stream;
-      return execute(on_stream, row, &ran);
+      return execute(on_stream, row);
     }));
   }
-  tc::record_dispatch(ran->backend, ran->name);
+  tc::record_dispatch(row->backend, row->name);
   return TC_SUCCESS;
 }
 
@@ -143,11 +140,7 @@ tc_status_t run_async(tc_context_t* ctx, const tc_quant_matmul_desc* desc, tc_bu
   const q::MatmulRow* row = q::pick_matmul_row(as_f32_x(p));
   if (row == nullptr) return TC_ERROR_NOT_SUPPORTED;
   p.stream = stream->impl->native();
-  TC_TRY(stream->impl->submit([p, row] {
-    const q::MatmulRow* ran = nullptr;
-    return execute(p, row, &ran);
-  }));
-  // (With f16 X the row that runs is picked again for the widened X; it is reported as picked.)
+  TC_TRY(stream->impl->submit([p, row] { return execute(p, row); }));
   tc::record_dispatch(row->backend, row->name);
   return TC_SUCCESS;
 }
