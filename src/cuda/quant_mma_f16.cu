@@ -31,6 +31,7 @@
 #include "cuda/quant_bulk.cuh"
 #include "cuda/quant_launch.cuh"
 #include "cuda/quant_mma_f16_units.cuh"
+#include "cuda/quant_mma_xreg.cuh"
 #include "cuda/tile/mma.cuh"
 
 namespace tc::cuda::quant {
@@ -43,11 +44,6 @@ constexpr int kPassRows = 16;
 constexpr int kMaxStages = 8, kMinStages = 2;
 constexpr size_t kSmemCap = 227 * 1024;  // the H100 / H200 opt-in limit per block
 constexpr size_t kHead = 256;            // barriers
-
-// A unit is 64 weights of a row (two Q4_0 / Q8_0 blocks, a quarter of a Q4_K super-block).
-__host__ __device__ constexpr int unit_bytes(int fmt) {
-  return fmt == kQ8_0 ? 68 : 36;
-}
 
 // Reduction buffers: two (one barrier a pass instead of two) where they cost little shared
 // memory, one at NT = 4 (32 KB each).
@@ -115,25 +111,6 @@ Geo geometry(const Args& a) {
   return pick;
 }
 
-// Item i = (b cols + n) 4 + t of X in f16 in the fragments' order: the 8 elements xperm(t, 0..7)
-// of block b of row n of X [M][K] f32 (zeros for n >= M, columns the MMA computes and nobody
-// reads).
-__device__ __forceinline__ uint4 x_item(const float* __restrict__ X, int M, int K, int cols,
-                                        int i) {
-  const int t = i % 4, n = (i / 4) % cols, b = i / (4 * cols);
-  if (n >= M) return make_uint4(0, 0, 0, 0);
-  const float* src = X + size_t(n) * K + 32 * b + 4 * t;
-  const float4 v0 = __ldg(reinterpret_cast<const float4*>(src));
-  const float4 v1 = __ldg(reinterpret_cast<const float4*>(src + 16));
-  static_assert(xperm(1, 1) == 6 && xperm(1, 2) == 5 && xperm(1, 5) == 22, "xperm order");
-  auto pack = [](float lo, float hi) {
-    uint32_t d;
-    asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(d) : "f"(hi), "f"(lo));
-    return d;
-  };
-  return make_uint4(pack(v0.x, v0.z), pack(v0.y, v0.w), pack(v1.x, v1.z), pack(v1.y, v1.w));
-}
-
 // X [M][K] to f16 in the fragments' order (x_item) into the workspace, for the K splits.
 // Also zeroes the main kernel's arrival counters (cnt, `passes` >= its CTA groups; null without
 // K splits).
@@ -158,13 +135,8 @@ struct Params {
   int UC, S;                     // units per chunk, stages
 };
 
-// Output o of a pass's fragment (o = (nt * 4 + i) * 32 + l: C row l / 4 + 8 (i / 2), column
-// 8 nt + 2 (l % 4) + i % 2) to Y, inside M x N.
 __device__ __forceinline__ void store_y(const Params& P, int pass, int o, float v) {
-  const int i = (o / 32) % 4, nt = o / 128, l = o % 32;
-  const int64_t row = int64_t(pass) * kPassRows + l / 4 + 8 * (i >> 1);
-  const int n = 8 * nt + 2 * (l % 4) + (i & 1);
-  if (n < P.M && row < P.N) P.Y[size_t(n) * P.N + row] = v;
+  store_frag_y(P.Y, P.M, P.N, pass, o, v);
 }
 
 template <int FMT, int NT>
@@ -331,6 +303,15 @@ tc_status_t launch_main(const Args& a, const Geo& g, cudaStream_t s) {
                           : cuda_fail(e, "quant mma f16 kernel launch");
 }
 
+// M <= 8, K <= 4096: the kernel without pass barriers, X in registers (quant_mma_xreg.cu),
+// unless the A/B knobs ask for this one's geometry (forced chunks or K splits).
+bool use_xreg(const Args& a) {
+  const char* units = std::getenv("TC_QUANT_F16_UNITS");
+  const char* splits = std::getenv("TC_QUANT_F16_SPLITS");
+  if ((units && std::atoi(units) > 0) || (splits && std::atoi(splits) > 1)) return false;
+  return mma_f16_xreg_fits(a);
+}
+
 }  // namespace
 
 bool mma_f16_preferred(const Args& a) {
@@ -356,6 +337,7 @@ bool mma_f16_supports(const Args& a, std::string& why) {
 }
 
 tc_status_t launch_mma_f16(const Args& a, void* stream) {
+  if (use_xreg(a)) return launch_mma_f16_xreg(a, stream);
   auto s = static_cast<cudaStream_t>(stream);
   const Geo g = geometry(a);
   const int cols = 8 * g.NT, items = (a.K / 32) * cols * 4;

@@ -85,6 +85,40 @@ __device__ __forceinline__ void byte2(uint32_t w, uint32_t s, uint32_t* out) {
   out[1] = hmul2(hsub2(v1, h2c(kF1152)), s);
 }
 
+// A unit is 64 weights of a row (two Q4_0 / Q8_0 blocks, a quarter of a Q4_K super-block).
+__host__ __device__ constexpr int unit_bytes(int fmt) {
+  return fmt == kQ8_0 ? 68 : 36;
+}
+
+// Item i = (b cols + n) 4 + t of X in f16 in the fragments' order: the 8 elements xperm(t, 0..7)
+// of block b of row n of X [M][K] f32 (zeros for n >= M, columns the MMA computes and nobody
+// reads). .x/.y are the first m16n8k16's B (k 0..15 of the block in MMA order), .z/.w the
+// second's.
+__device__ __forceinline__ uint4 x_item(const float* __restrict__ X, int M, int K, int cols,
+                                        int i) {
+  const int t = i % 4, n = (i / 4) % cols, b = i / (4 * cols);
+  if (n >= M) return make_uint4(0, 0, 0, 0);
+  const float* src = X + size_t(n) * K + 32 * b + 4 * t;
+  const float4 v0 = __ldg(reinterpret_cast<const float4*>(src));
+  const float4 v1 = __ldg(reinterpret_cast<const float4*>(src + 16));
+  static_assert(xperm(1, 1) == 6 && xperm(1, 2) == 5 && xperm(1, 5) == 22, "xperm order");
+  auto pack = [](float lo, float hi) {
+    uint32_t d;
+    asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(d) : "f"(hi), "f"(lo));
+    return d;
+  };
+  return make_uint4(pack(v0.x, v0.z), pack(v0.y, v0.w), pack(v1.x, v1.z), pack(v1.y, v1.w));
+}
+
+// Output o of a 16-row pass's fragment (o = (nt * 4 + i) * 32 + l: C row l / 4 + 8 (i / 2),
+// column 8 nt + 2 (l % 4) + i % 2) to Y [M][N], inside M x N.
+__device__ __forceinline__ void store_frag_y(float* Y, int M, int N, int pass, int o, float v) {
+  const int i = (o / 32) % 4, nt = o / 128, l = o % 32;
+  const int64_t row = int64_t(pass) * 16 + l / 4 + 8 * (i >> 1);
+  const int n = 8 * nt + 2 * (l % 4) + (i & 1);
+  if (n < M && row < N) Y[size_t(n) * N + row] = v;
+}
+
 // frag[h][r][j]: block h of the unit, row g (r = 0) / g + 8 (r = 1), word j as above.
 struct UnitA {
   uint32_t frag[2][2][4];

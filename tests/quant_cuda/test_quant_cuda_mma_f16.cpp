@@ -3,7 +3,9 @@
 // every M 1..32 (33 is refused), odd N, the K splits (X of all K does not fit beside the ring:
 // CTAs take a K range each, the last to finish a pass adds the partial sums; also forced on
 // smaller K), many passes per CTA (ring slots reused, barrier parity wrapping), a partial last
-// pass; launched twice back to back, the second under PDL. Bound 1e-3: X and the
+// pass; launched twice back to back, the second under PDL (the same bits). At M <= 8, K <= 4096
+// also the X-in-registers kernel (quant_mma_xreg.cu) against the pass-barrier one (the same
+// bits), with XU = 1..4 units of X per warp and every warp reducing passes. Bound 1e-3: X and the
 // dequantized weights are rounded to f16 (~3e-4 expected), the bound the rows test applies to
 // f16 temporaries; a wrong fragment order or a missed scale gives errors of order 1. Skips
 // without a CUDA device.
@@ -32,7 +34,10 @@ std::vector<LaunchCase> cases() {
     out.push_back({w, 16, 37, 11008});  // two column tiles, K splits
     out.push_back({w, 32, 257, 4096});  // four column tiles, K splits
     out.push_back({w, 5, 20011, 256});  // ~10 passes per CTA: slots reused many times
+    out.push_back({w, 8, 6341, 4096});  // M <= 8, K 4096: X in registers, 3 passes per CTA
   }
+  out.push_back({TC_DTYPE_Q4_K, 3, 40009, 256});   // ~19 passes per CTA: every warp reduces
+  out.push_back({TC_DTYPE_Q8_0, 6, 2053, 3072});   // 3 units of X per warp
   out.push_back({TC_DTYPE_Q4_0, 32, 1001, 2048});  // a partial last pass, 4 column tiles
   return out;
 }
@@ -52,10 +57,15 @@ TEST(QuantCudaMmaF16, MatchesFloat64) {
     DevMem w(wt.bytes.size()), x(a.bytes()), y(ref.size() * 4);
     ASSERT_NO_FATAL_FAILURE(upload(wt, a, w, x));
     // As chosen, then with K split in 3 between CTAs where K allows (the A/B knob): the
-    // partial sums and the last-arriver fixup on every shape, not only the widest.
-    for (const char* splits : {"", "3"}) {
-      if (*splits && c.K < 768) continue;
-      setenv("TC_QUANT_F16_SPLITS", splits, 1);
+    // partial sums and the last-arriver fixup on every shape, not only the widest. At M <= 8,
+    // K <= 4096 "as chosen" is the X-in-registers kernel (quant_mma_xreg.cu), "x0" the
+    // pass-barrier kernel (TC_QUANT_F16_XREG=0); both sum in the same order: the same bits.
+    std::vector<float> first;
+    for (const char* splits : {"", "x0", "3"}) {
+      if (*splits == '3' && c.K < 768) continue;
+      if (*splits == 'x' && (c.M > 8 || c.K > 4096)) continue;
+      setenv("TC_QUANT_F16_SPLITS", *splits == '3' ? splits : "", 1);
+      setenv("TC_QUANT_F16_XREG", *splits == 'x' ? "0" : "1", 1);
       const size_t work_bytes = kq::mma_f16_work_bytes(launch_args(c, w, x, y));
       DevMem work(std::max<size_t>(work_bytes, 16));  // none needed without K splits
       kq::Args args = launch_args(c, w, x, y, work.p, work_bytes);
@@ -72,10 +82,18 @@ TEST(QuantCudaMmaF16, MatchesFloat64) {
         ASSERT_EQ(cudaStreamSynchronize(st), cudaSuccess);
         EXPECT_LE(rms_scaled(got, ref), 1e-3)
             << "w=" << c.w << " M=" << c.M << " N=" << c.N << " K=" << c.K << " pdl=" << args.pdl
-            << " splits knob=" << splits;
+            << " knob=" << splits;
+        if (*splits == 0) {
+          if (rep == 0) first = got;
+          EXPECT_TRUE(got == first) << "repeat differs: w=" << c.w << " M=" << c.M << " N=" << c.N;
+        } else if (*splits == 'x') {
+          EXPECT_TRUE(got == first) << "xreg and pass-barrier kernels differ: w=" << c.w
+                                    << " M=" << c.M << " N=" << c.N << " K=" << c.K;
+        }
       }
     }
     unsetenv("TC_QUANT_F16_SPLITS");
+    unsetenv("TC_QUANT_F16_XREG");
     ++ran;
   }
   cudaStreamDestroy(st);
