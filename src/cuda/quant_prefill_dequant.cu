@@ -14,6 +14,7 @@
 #include <cuda_runtime.h>
 
 #include "cuda/quant_launch.cuh"
+#include "cuda/tile/grid_dep.cuh"
 
 namespace tc::cuda::quant {
 namespace {
@@ -92,9 +93,13 @@ __global__ void __launch_bounds__(kThreads)
   out[i] = decode8<FMT>(w + size_t(n) * row_bytes, int(e));
 }
 
-// Thread i converts elements 8 i .. 8 i + 7 (two 16-byte loads, one 16-byte store).
+// Thread i converts elements 8 i .. 8 i + 7 (two 16-byte loads, one 16-byte store). The fused
+// GEMM after it is launched under PDL: letting it be scheduled as soon as this grid's last
+// wave has started overlaps its launch and set-up with the tail here (it waits for this grid's
+// completion before reading X, griddepcontrol.wait).
 __global__ void __launch_bounds__(kThreads)
     convert_x_f16_kernel(const float4* x, uint32_t total8, uint4* out) {
+  tc::tile::grid_dep_launch_dependents();
   const uint32_t i = blockIdx.x * kThreads + threadIdx.x;
   if (i >= total8) return;
   const float4 a = x[2 * i], b = x[2 * i + 1];

@@ -13,25 +13,37 @@
 //    own 64 W rows and compute D(64 W rows x 128 X rows) with m64n128k16 wgmmas (register A).
 //  - K step per stage: 128. Stage = X box pair {64 k, 128 rows} (2 x 16 KB, 128B-swizzled) +
 //    the W rows' packed bytes for those k, both by TMA: W is a 2-D byte tensor [N][row bytes]
-//    read in unswizzled boxes (Q4_0: 112 bytes from 72 kb rounded down to 16, holding the
+//    read in unswizzled boxes (Q4_0: 80 bytes from 72 kb rounded down to 16, holding the
 //    stage's 4 blocks; Q4_K: 80 bytes holding the 64 qs bytes of this k half, and a 16-byte
-//    box of the block's header); a row's bytes land at the box width's stride. 48 KB a
-//    stage, 4 stages. The first version copied W with plain loads from the
-//    producer warps: 142.7 us at the benchmark shape against 94.2 us with those loads left
-//    out (H200 18:05 UTC).
+//    box of the block's header); a row's bytes land at the box width's stride. 42-46 KB a
+//    stage, 4 stages (Cfg). The first version copied W with plain loads from the producer
+//    warps: 142.7 us at the benchmark shape against 94.2 us with those loads left out (H200
+//    18:05 UTC); by TMA in 112-byte boxes, 107.1 us (18:29).
 //  - Consumer: per stage two k64 sub-steps; each loads its packed words from shared memory,
 //    waits for the wgmma group that last read its register buffer (two buffers, wait_group 1),
 //    decodes its 16 A registers (q4_0_frags / q4_k_frags), issues four wgmmas and commits.
+//  - Q4_K scales: warps 2-3 of the producer warpgroup (idle otherwise) turn each stage's block
+//    headers into the half2 scale / negated-min pairs the consumers multiply by (4 KB a stage,
+//    one 16-byte load per row and sub-step). Computed by the consumers themselves (the first
+//    version, kept as SCALES = false for A/B), the four lanes of a quad each redid them at the
+//    top of every stage: Q4_K took 148.7 us against Q4_0's 107.1 (H200 18:29 UTC), the same
+//    with W's copy left out (consumer-bound).
+//  - Launched under programmatic dependent launch: the CTAs start (barriers, map prefetch)
+//    while the X conversion before it drains; the producer waits for it (griddepcontrol.wait)
+//    before its first copy. Consumers touch global memory only for Y, after data that came
+//    through that wait.
 // PTX ISA: wgmma.mma_async (register A), cp.async.bulk.tensor, mbarrier; hopper.md 1-4.
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
 #include <cstdlib>
 #include <cstring>
+#include <type_traits>
 
 #include "cuda/gemm_launch_pdl.h"
 #include "cuda/quant_launch.cuh"
 #include "cuda/quant_prefill_wgmma.cuh"
+#include "cuda/tile/grid_dep.cuh"
 #include "cuda/tile/tma.cuh"
 #include "cuda/tile/tma_host.h"
 
@@ -40,24 +52,35 @@ namespace {
 
 using namespace tc::tile;
 
-constexpr int kTileW = 128, kTileX = 128, kBK = 128, kStages = 4;
+constexpr int kTileW = 128, kTileX = 128, kBK = 128;
 constexpr int kThreads = 384;
 constexpr int kDefaultCluster = 1;
 constexpr int kXStage = kTileX * kBK * 2;  // 32 KB
-// Bytes of a W row per stage (box width, shared-memory row stride): TMA needs the innermost
-// box coordinate 16-byte aligned (an 8-byte one raised cudaErrorIllegalInstruction on the H200,
-// 18:12 UTC), so Q4_0's 72 bytes at 72 kb come in a 112-byte box from 72 kb rounded down to
-// 16 (112 = 28 words: the 8 rows a warp reads still hit distinct banks); Q4_K's 64 qs bytes
-// start 16-byte aligned.
-template <int FMT>
-constexpr int kWBox = FMT == kQ4_0 ? 112 : 80;
-constexpr int kHdrBox = 16;  // Q4_K: the block header box
+constexpr int kHdrBox = 16;                // Q4_K: the block header box
 constexpr int kHdrBytes = kTileW * kHdrBox;
-constexpr int kWSlot = kHdrBytes + kTileW * 112;  // Q4_K: headers, then qs; Q4_0: qs part only
-constexpr size_t kSmem = 1024 + kStages * (kXStage + kWSlot) + 2 * kStages * sizeof(mbarrier);
+constexpr int kHelperFirst = 64, kHelpers = 64;  // producer warpgroup threads 64..127
 
-template <int FMT>
-constexpr uint32_t kStageTx = kXStage + kTileW* kWBox<FMT> + (FMT == kQ4_K ? kHdrBytes : 0);
+// One kernel configuration. WBOX: bytes of a W row per stage (box width, shared-memory row
+// stride). TMA needs the innermost box coordinate 16-byte aligned (an 8-byte one raised
+// cudaErrorIllegalInstruction on the H200, 18:12 UTC): Q4_0's 72 bytes at 72 kb start 0 or 8
+// bytes past 72 kb rounded down to 16, so 80 bytes hold them (the first TMA version read 112,
+// 40% more W bytes than needed; kept for A/B); Q4_K's 64 qs bytes start 16-byte aligned. 80 =
+// 20 words and 112 = 28: the 8 rows a warp reads hit distinct banks with either.
+// SCALES (Q4_K): the helper threads compute the scales. STAGES: ring depth.
+template <int FMT_, int CL_, bool SCALES_, int WBOX, int STAGES>
+struct Cfg {
+  static constexpr int FMT = FMT_, CL = CL_, kWBox = WBOX, kStages = STAGES;
+  static constexpr bool SCALES = SCALES_;
+  static constexpr int kQsOff = FMT == kQ4_K ? kHdrBytes : 0;  // Q4_K: headers, then qs
+  static constexpr int kWSlot = kQsOff + kTileW * kWBox;
+  // SCALES: per stage, for each W row, per k64 sub-step {s lo, s hi, -m lo, -m hi} (half2).
+  static constexpr int kScaleSlot = SCALES ? kTileW * 32 : 0;
+  static constexpr size_t kSmem =
+      1024 + kStages * (kXStage + kWSlot + kScaleSlot) + 3 * kStages * sizeof(mbarrier);
+  static constexpr uint32_t kStageTx = kXStage + kTileW * kWBox + (FMT == kQ4_K ? kHdrBytes : 0);
+  static_assert(kSmem <= 227 * 1024, "shared memory per block");
+  static_assert(FMT == kQ4_K ? kWBox >= 64 : kWBox >= 80, "box too narrow for a stage's bytes");
+};
 
 // Q4_K: sub-block j's f16 scale d sc and negated min -(dmin m) for one row's header.
 __device__ __forceinline__ void q4k_half_scales(const uint8_t* hdr, int j, __half* s, __half* nm) {
@@ -67,10 +90,50 @@ __device__ __forceinline__ void q4k_half_scales(const uint8_t* hdr, int j, __hal
   *nm = __float2half_rn(-(h2f(ld_u16(hdr + 2)) * float(m)));
 }
 
+// Helper threads (SCALES): rows h and h + 64 of every stage's headers -> the scale slot, as
+// the consumer would compute them (q4k_half_scales), then one arrival each on sfull.
+template <class C>
+__device__ __forceinline__ void q4k_scale_helper(const uint8_t* ws, uint8_t* ss, mbarrier* full,
+                                                 mbarrier* sfull, int nk) {
+  const int h = threadIdx.x - kHelperFirst;
+  for (int kb = 0; kb < nk; ++kb) {
+    const int stage = kb % C::kStages;
+    mbar_wait(&full[stage], (kb / C::kStages) & 1);
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      const int row = h + 64 * r;
+      alignas(16) uint8_t hb[kHdrBox];  // the 16-byte box: d, dmin, scales[12]
+      *reinterpret_cast<uint4*>(hb) =
+          *reinterpret_cast<const uint4*>(ws + stage * C::kWSlot + row * kHdrBox);
+      uint32_t sv[4], mv[4];
+      // Sub-blocks 4 (kb % 2) .. + 3, as constants so that the header stays in registers.
+      auto scales = [&](auto half) {
+#pragma unroll
+        for (int j = 0; j < 4; ++j) {
+          __half sc, nm;
+          q4k_half_scales(hb, 4 * decltype(half)::value + j, &sc, &nm);
+          sv[j] = bits(__half2half2(sc));
+          mv[j] = bits(__half2half2(nm));
+        }
+      };
+      if (kb & 1)
+        scales(std::integral_constant<int, 1>{});
+      else
+        scales(std::integral_constant<int, 0>{});
+      uint4* out = reinterpret_cast<uint4*>(ss + stage * C::kScaleSlot + row * 32);
+      out[0] = make_uint4(sv[0], sv[1], mv[0], mv[1]);  // sub-step 0: sub-blocks j, j + 1
+      out[1] = make_uint4(sv[2], sv[3], mv[2], mv[3]);  // sub-step 1: j + 2, j + 3
+    }
+    mbar_arrive(&sfull[stage]);
+  }
+}
+
 // Consumer warpgroups 1 and 2: W rows 64 (wg - 1) .. + 63 of the tile.
-template <int FMT, int CL>
-__device__ __forceinline__ void consume(uint8_t* xs, uint8_t* ws, mbarrier* full, mbarrier* empty,
-                                        int n0, int m0, int nk, int rank, int M, int N, float* y) {
+template <class C>
+__device__ __forceinline__ void consume(uint8_t* xs, uint8_t* ws, const uint8_t* ss, mbarrier* full,
+                                        mbarrier* empty, mbarrier* sfull, int n0, int m0, int nk,
+                                        int rank, int M, int N, float* y) {
+  constexpr int FMT = C::FMT, CL = C::CL, kStages = C::kStages, kWBox = C::kWBox;
   const int cw = threadIdx.x / 128 - 1, t = threadIdx.x % 128;
   const int g = (t % 32) / 4, c = t % 4, row = 64 * cw + 16 * (t / 32) + g;  // W row in tile
   float d[64];             // the tile's first wgmma overwrites it (scale-d 0)
@@ -78,12 +141,26 @@ __device__ __forceinline__ void consume(uint8_t* xs, uint8_t* ws, mbarrier* full
   for (int kb = 0; kb < nk; ++kb) {
     const int stage = kb % kStages;
     mbar_wait(&full[stage], (kb / kStages) & 1);
-    const uint8_t* hdr = ws + stage * kWSlot + row * kHdrBox;  // Q4_K
-    const uint8_t* wrow = ws + stage * kWSlot + kHdrBytes + row * kWBox<FMT> +
+    const uint8_t* hdr = ws + stage * C::kWSlot + row * kHdrBox;  // Q4_K
+    const uint8_t* wrow = ws + stage * C::kWSlot + C::kQsOff + row * kWBox +
                           (FMT == kQ4_0 ? (72 * kb) % 16 : 0);  // packed qs
     const uint32_t xa = smem_addr(xs + stage * kXStage);
     __half2 sc[2][2][2], nm[2][2][2];  // Q4_K: [sub-step][row g / g + 8][low / high nibble]
-    if constexpr (FMT == kQ4_K) {
+    if constexpr (FMT == kQ4_K && C::SCALES) {
+      mbar_wait(&sfull[stage], (kb / kStages) & 1);
+      const uint4* sp = reinterpret_cast<const uint4*>(ss + stage * C::kScaleSlot + row * 32);
+#pragma unroll
+      for (int r = 0; r < 2; ++r) {
+#pragma unroll
+        for (int s = 0; s < 2; ++s) {
+          const uint4 v = sp[16 * r + s];  // row + 8 r: 8 r rows of 32 bytes further
+          sc[s][r][0] = *reinterpret_cast<const __half2*>(&v.x);
+          sc[s][r][1] = *reinterpret_cast<const __half2*>(&v.y);
+          nm[s][r][0] = *reinterpret_cast<const __half2*>(&v.z);
+          nm[s][r][1] = *reinterpret_cast<const __half2*>(&v.w);
+        }
+      }
+    } else if constexpr (FMT == kQ4_K) {
 #pragma unroll
       for (int r = 0; r < 2; ++r) {
 #pragma unroll
@@ -99,11 +176,11 @@ __device__ __forceinline__ void consume(uint8_t* xs, uint8_t* ws, mbarrier* full
     for (int s = 0; s < 2; ++s) {
       Q4Raw raw[2];  // shared-memory loads first: their latency overlaps the wait below
       if constexpr (FMT == kQ4_0) {
-        raw[0] = load_q4_0(wrow + 18 * (2 * s), kWBox<FMT>, c);
-        raw[1] = load_q4_0(wrow + 18 * (2 * s + 1), kWBox<FMT>, c);
+        raw[0] = load_q4_0(wrow + 18 * (2 * s), kWBox, c);
+        raw[1] = load_q4_0(wrow + 18 * (2 * s + 1), kWBox, c);
       } else {
-        raw[0] = load_q4_k(wrow + 32 * s, kWBox<FMT>, c);
-        raw[1] = load_q4_k(wrow + 32 * s + 16, kWBox<FMT>, c);
+        raw[0] = load_q4_k(wrow + 32 * s, kWBox, c);
+        raw[1] = load_q4_k(wrow + 32 * s + 16, kWBox, c);
       }
       wgmma_wait<1>();  // the group that read frag[s] (two sub-steps ago) has finished
       if (s == 1 && kb > 0 && t % 32 == 0) {  // stage kb - 1 is free, here and in the peer
@@ -141,20 +218,23 @@ __device__ __forceinline__ void consume(uint8_t* xs, uint8_t* ws, mbarrier* full
 // stage's two X boxes and multicasts it to both, halving X's L2 -> SM traffic (X is reread by
 // every W tile: 32 times at N = 4096). Each CTA's empty barriers then count both CTAs'
 // consumer warps, since the peer's multicast writes into this CTA's stage too.
-template <int FMT, int CL>
+template <class C>
 __global__ void __launch_bounds__(kThreads, 1)
     prefill_q4_wgmma_kernel(const __grid_constant__ TmaMap map_x,
                             const __grid_constant__ TmaMap map_w,
                             const __grid_constant__ TmaMap map_h, int M, int N, int K, float* y) {
 #if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  constexpr int FMT = C::FMT, CL = C::CL, kStages = C::kStages;
   extern __shared__ uint8_t smem_raw[];
   // 1024-byte alignment by pointer arithmetic on the shared array (a cast through an integer
   // made the compiler lose the address space: generic loads instead of ld.shared).
   uint8_t* smem = smem_raw + ((1024 - (smem_addr(smem_raw) & 1023)) & 1023);
   uint8_t* xs = smem;                      // kStages x 32 KB, 1024-aligned (swizzle atoms)
   uint8_t* ws = smem + kStages * kXStage;  // kStages x kWSlot
-  auto* full = reinterpret_cast<mbarrier*>(ws + kStages * kWSlot);
+  uint8_t* ss = ws + kStages * C::kWSlot;  // SCALES: kStages x kScaleSlot
+  auto* full = reinterpret_cast<mbarrier*>(ss + kStages * C::kScaleSlot);
   mbarrier* empty = full + kStages;
+  mbarrier* sfull = empty + kStages;
   const int n0 = blockIdx.x * kTileW, m0 = blockIdx.y * kTileX;
   const int nk = K / kBK;
   const int rank = CL == 2 ? int(cluster_ctarank()) : 0;
@@ -165,6 +245,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     for (int s = 0; s < kStages; ++s) {
       mbar_init(&full[s], 1);        // the producer's expect_tx arrival
       mbar_init(&empty[s], 8 * CL);  // lane 0 of each consumer warp (of both CTAs)
+      mbar_init(&sfull[s], kHelpers);
     }
     mbar_fence_init();
   }
@@ -173,14 +254,18 @@ __global__ void __launch_bounds__(kThreads, 1)
   else
     __syncthreads();
 
-  if (threadIdx.x < 128) {  // warpgroup 0: one thread issues every copy
+  if (threadIdx.x < 128) {                  // warpgroup 0: one thread issues every copy
+    if (threadIdx.x == 0) grid_dep_wait();  // X comes from the kernel before (PDL)
+    if constexpr (C::SCALES) {
+      if (threadIdx.x >= kHelperFirst) q4k_scale_helper<C>(ws, ss, full, sfull, nk);
+    }
     for (int kb = 0; threadIdx.x == 0 && kb < nk; ++kb) {
       const int stage = kb % kStages;
       mbar_wait(&empty[stage], ((kb / kStages) & 1) ^ 1);
       uint8_t* xd = xs + stage * kXStage;
-      uint8_t* wd = ws + stage * kWSlot;
+      uint8_t* wd = ws + stage * C::kWSlot;
       mbarrier* bar = &full[stage];
-      mbar_arrive_expect_tx(bar, kStageTx<FMT>);  // both X boxes, whoever loads them
+      mbar_arrive_expect_tx(bar, C::kStageTx);  // both X boxes, whoever loads them
       if constexpr (CL == 2) {
         tma_load_3d_multicast(xd + rank * (kXStage / 2), &map_x, bar, kb * kBK + 64 * rank, m0, 0,
                               uint16_t(3));
@@ -189,14 +274,14 @@ __global__ void __launch_bounds__(kThreads, 1)
         tma_load_3d(xd + kXStage / 2, &map_x, bar, kb * kBK + 64, m0, 0);
       }
       if constexpr (FMT == kQ4_0) {  // the stage's 4 blocks: 72 bytes at 72 kb
-        tma_load_3d(wd + kHdrBytes, &map_w, bar, 72 * kb / 16 * 16, n0, 0);
+        tma_load_3d(wd, &map_w, bar, 72 * kb / 16 * 16, n0, 0);
       } else {  // block kb / 2: its header, and the qs bytes of half kb % 2
         tma_load_3d(wd, &map_h, bar, 144 * (kb / 2), n0, 0);
         tma_load_3d(wd + kHdrBytes, &map_w, bar, 144 * (kb / 2) + 16 + 64 * (kb & 1), n0, 0);
       }
     }
   } else {
-    consume<FMT, CL>(xs, ws, full, empty, n0, m0, nk, rank, M, N, y);
+    consume<C>(xs, ws, ss, full, empty, sfull, n0, m0, nk, rank, M, N, y);
   }
   // No CTA may exit while its peer can still multicast into it or arrive on its barriers.
   if constexpr (CL == 2) cluster_sync();
@@ -236,39 +321,69 @@ bool prefill_q4_wgmma_supports(const Args& a, std::string& why) {
   return true;
 }
 
-tc_status_t launch_prefill_q4_wgmma(const Args& a, const void* x16, void* stream) {
-  std::string why;
-  if (!prefill_q4_wgmma_supports(a, why) || reinterpret_cast<uintptr_t>(x16) % 16 != 0)
-    return TC_ERROR_NOT_SUPPORTED;
+namespace {
+
+bool knob_is(const char* name, const char* value) {
+  const char* v = std::getenv(name);
+  return v && std::strcmp(v, value) == 0;
+}
+
+// Launches configuration C (maps encoded for its W box) on `grid`.
+template <class C>
+tc_status_t launch_cfg(const Args& a, const void* x16, dim3 grid, bool pdl, cudaStream_t s) {
   TmaMap map_x, map_w, map_h;
   const size_t rb = w_row_bytes(a);
   if (!tma_encode_3d(&map_x, x16, 2, uint64_t(a.K), uint64_t(a.M), 1, uint64_t(a.K) * 2, 0, 64,
                      kTileX) ||
-      !encode_w_bytes(&map_w, a.w, rb, a.N,
-                      a.w_dtype == TC_DTYPE_Q4_0 ? kWBox<kQ4_0> : kWBox<kQ4_K>) ||
+      !encode_w_bytes(&map_w, a.w, rb, a.N, C::kWBox) ||
       !encode_w_bytes(&map_h, a.w, rb, a.N, kHdrBox))
     return TC_ERROR_NOT_SUPPORTED;
+  const auto kernel = prefill_q4_wgmma_kernel<C>;
+  const tc_status_t st = allow_smem(reinterpret_cast<const void*>(kernel), C::kSmem);
+  if (st != TC_SUCCESS) return st;
+  const cudaError_t e = launch_ex(kernel, grid, dim3(kThreads), C::kSmem, s, C::CL, pdl, map_x,
+                                  map_w, map_h, a.M, a.N, a.K, a.y);
+  return e == cudaSuccess ? TC_SUCCESS : cuda_fail(e, "quant prefill fused Q4 wgmma kernel launch");
+}
+
+template <int CL>
+tc_status_t launch_cl(const Args& a, const void* x16, dim3 grid, bool pdl, cudaStream_t s) {
+  // A/B knobs (defaults: the faster, or the expected faster before an H200 run):
+  // TC_QUANT_PREFILL_VARIANT=box112 (Q4_0: the first TMA version's 112-byte W box) or
+  // stages5 (Q4_0: five ring stages); TC_QUANT_PREFILL_Q4K_SCALES=0 (Q4_K: consumers compute
+  // the scales, the first version).
+  if (a.w_dtype == TC_DTYPE_Q4_0) {
+    if (knob_is("TC_QUANT_PREFILL_VARIANT", "box112"))
+      return launch_cfg<Cfg<kQ4_0, CL, false, 112, 4>>(a, x16, grid, pdl, s);
+    // (Single CTAs only: ptxas serialized the wgmmas of the CTA-pair instance, warning C7513.)
+    if constexpr (CL == 1) {
+      if (knob_is("TC_QUANT_PREFILL_VARIANT", "stages5"))
+        return launch_cfg<Cfg<kQ4_0, 1, false, 80, 5>>(a, x16, grid, pdl, s);
+    }
+    return launch_cfg<Cfg<kQ4_0, CL, false, 80, 4>>(a, x16, grid, pdl, s);
+  }
+  if (knob_is("TC_QUANT_PREFILL_Q4K_SCALES", "0"))
+    return launch_cfg<Cfg<kQ4_K, CL, false, 80, 4>>(a, x16, grid, pdl, s);
+  return launch_cfg<Cfg<kQ4_K, CL, true, 80, 4>>(a, x16, grid, pdl, s);
+}
+
+}  // namespace
+
+tc_status_t launch_prefill_q4_wgmma(const Args& a, const void* x16, void* stream) {
+  std::string why;
+  if (!prefill_q4_wgmma_supports(a, why) || reinterpret_cast<uintptr_t>(x16) % 16 != 0)
+    return TC_ERROR_NOT_SUPPORTED;
   // TC_QUANT_PREFILL_CLUSTER=1 / 2: single CTAs or CTA pairs sharing X (an A/B knob; the
-  // default is the faster on the H200).
+  // default is the faster on the H200). TC_QUANT_PREFILL_PDL=0: no programmatic dependent
+  // launch (A/B).
   const char* knob = std::getenv("TC_QUANT_PREFILL_CLUSTER");
   const int cl = knob && std::strcmp(knob, "2") == 0 ? 2 : knob ? 1 : kDefaultCluster;
+  const bool pdl = !knob_is("TC_QUANT_PREFILL_PDL", "0");
   const int tiles_w = (a.N + kTileW - 1) / kTileW;
   // Pairs need an even grid: an extra tile past N reads zeros (TMA) and stores nothing.
   const dim3 grid(cl == 2 ? (tiles_w + 1) / 2 * 2 : tiles_w, (a.M + kTileX - 1) / kTileX);
   auto s = static_cast<cudaStream_t>(stream);
-  tc_status_t st = TC_SUCCESS;
-  auto go = [&](auto kernel) {
-    st = allow_smem(reinterpret_cast<const void*>(kernel), kSmem);
-    if (st != TC_SUCCESS) return;
-    const cudaError_t e = launch_ex(kernel, grid, dim3(kThreads), kSmem, s, cl, false, map_x, map_w,
-                                    map_h, a.M, a.N, a.K, a.y);
-    if (e != cudaSuccess) st = cuda_fail(e, "quant prefill fused Q4 wgmma kernel launch");
-  };
-  if (a.w_dtype == TC_DTYPE_Q4_0)
-    cl == 2 ? go(prefill_q4_wgmma_kernel<kQ4_0, 2>) : go(prefill_q4_wgmma_kernel<kQ4_0, 1>);
-  else
-    cl == 2 ? go(prefill_q4_wgmma_kernel<kQ4_K, 2>) : go(prefill_q4_wgmma_kernel<kQ4_K, 1>);
-  return st;
+  return cl == 2 ? launch_cl<2>(a, x16, grid, pdl, s) : launch_cl<1>(a, x16, grid, pdl, s);
 }
 
 }  // namespace tc::cuda::quant

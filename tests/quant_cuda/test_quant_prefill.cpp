@@ -1,8 +1,12 @@
 // The prefill kernels of src/cuda/quant_prefill_*.cu at launcher level, on their own stream:
 //  - the fused Q4 GEMM (launch_prefill_q4_wgmma after launch_prefill_convert_x_f16) against
 //    float64 of the dequantized weights, M in {64, 65, 512, 513} (partial X tiles), odd N
-//    (partial W tiles), several K, Y poisoned (NaN) before each launch. Bound 1e-3 (the suite's
-//    bound for f16 temporaries: X and the weights rounded to f16 give ~3e-4);
+//    (partial W tiles), several K, Y and the f16 X poisoned (NaN) before each pair of launches
+//    (the fused kernel starts under PDL while the conversion runs: reading X before its
+//    griddepcontrol.wait would pick up the poison), in every configuration its knobs select
+//    (single CTAs, CTA pairs, no PDL; Q4_0 with the old 112-byte W box and with five stages;
+//    Q4_K with the consumers computing their scales). Bound 1e-3 (the suite's bound for f16
+//    temporaries: X and the weights rounded to f16 give ~3e-4);
 //  - the bandwidth-written expansions against the quant_v1 ones they replace: identical bits
 //    (Q4_0, Q8_0, Q4_K weights; f32 activations), poisoned outputs.
 // TC_QUANT_PREFILL_TIMING=1 also prints CUDA-event medians of each piece at the benchmark's
@@ -19,6 +23,7 @@
 #include <cstring>
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "cuda/quant_kernels.h"
@@ -48,6 +53,35 @@ kq::Args args_for(tc_dtype_t w, int M, int N, int K, const DevMem& wd, const Dev
   a.y = static_cast<float*>(yd.p);
   a.act8 = true;
   return a;
+}
+
+// The fused kernel's A/B knobs (quant_prefill_fused.cu): one configuration = the variables set.
+struct KnobSet {
+  const char* label;
+  std::vector<std::pair<const char*, const char*>> env;
+  static constexpr const char* kAll[] = {"TC_QUANT_PREFILL_CLUSTER", "TC_QUANT_PREFILL_PDL",
+                                         "TC_QUANT_PREFILL_VARIANT", "TC_QUANT_PREFILL_Q4K_SCALES"};
+  void set() const {
+    clear();
+    for (const auto& [k, v] : env) setenv(k, v, 1);
+  }
+  static void clear() {
+    for (const char* k : kAll) unsetenv(k);
+  }
+};
+// Every configuration of format w: the default (single CTAs, PDL), CTA pairs, no PDL, and the
+// format's own variants.
+std::vector<KnobSet> fused_forms(tc_dtype_t w) {
+  std::vector<KnobSet> f = {{"default", {}},
+                            {"cluster 2", {{"TC_QUANT_PREFILL_CLUSTER", "2"}}},
+                            {"pdl 0", {{"TC_QUANT_PREFILL_PDL", "0"}}}};
+  if (w == TC_DTYPE_Q4_0) {
+    f.push_back({"box112", {{"TC_QUANT_PREFILL_VARIANT", "box112"}}});
+    f.push_back({"stages5", {{"TC_QUANT_PREFILL_VARIANT", "stages5"}}});
+  } else {
+    f.push_back({"q4k scales 0", {{"TC_QUANT_PREFILL_Q4K_SCALES", "0"}}});
+  }
+  return f;
 }
 
 // Where a failing result differs: the first few (m, n) off by more than 1% of the output rms,
@@ -93,9 +127,10 @@ TEST(QuantPrefill, FusedQ4MatchesFloat64) {
         const kq::Args args = args_for(w, M, N, K, wd, xd, yd);
         std::string why;
         ASSERT_TRUE(kq::prefill_q4_wgmma_supports(args, why)) << why;
-        for (const char* cluster : {"1", "2"}) {  // single CTAs, CTA pairs sharing X
-          setenv("TC_QUANT_PREFILL_CLUSTER", cluster, 1);
+        for (const KnobSet& form : fused_forms(w)) {
+          form.set();
           ASSERT_EQ(cudaMemsetAsync(yd.p, 0xff, ref.size() * 4, st.s), cudaSuccess);  // NaN
+          ASSERT_EQ(cudaMemsetAsync(x16.p, 0xff, size_t(M) * K * 2, st.s), cudaSuccess);
           ASSERT_EQ(kq::launch_prefill_convert_x_f16(args, x16.p, st.s), TC_SUCCESS);
           ASSERT_EQ(kq::launch_prefill_q4_wgmma(args, x16.p, st.s), TC_SUCCESS)
               << tc_last_error_message();
@@ -103,16 +138,16 @@ TEST(QuantPrefill, FusedQ4MatchesFloat64) {
           ASSERT_EQ(cudaMemcpyAsync(got.data(), yd.p, got.size() * 4, cudaMemcpyDeviceToHost, st.s),
                     cudaSuccess);
           ASSERT_EQ(cudaStreamSynchronize(st.s), cudaSuccess);
+          KnobSet::clear();
           EXPECT_LE(rms_scaled(got, ref), 1e-3)
-              << "w=" << w << " M=" << M << " N=" << N << " K=" << K << " cluster=" << cluster
+              << "w=" << w << " M=" << M << " N=" << N << " K=" << K << " form=" << form.label
               << first_mismatches(got, ref, N);
           ++ran;
         }
-        unsetenv("TC_QUANT_PREFILL_CLUSTER");
       }
     }
   }
-  EXPECT_EQ(ran, 40);  // 2 formats x 10 shapes x 2 launch forms
+  EXPECT_EQ(ran, 90);  // 10 shapes x (5 Q4_0 forms + 4 Q4_K forms)
 }
 
 // The expansions of the f16 prefill row: the same bits as the quant_v1 launchers.
@@ -251,20 +286,25 @@ TEST(QuantPrefill, TimingAtBenchShape) {
         (double(N) * K * 2 + double(tc_quant_row_bytes(w, K)) * N) / (dq_new * 1e3), cx_old,
         cx_new);
     std::string why;
-    for (const char* cluster : {"1", "2"}) {
-      if (!kq::prefill_q4_wgmma_supports(a, why)) break;
-      setenv("TC_QUANT_PREFILL_CLUSTER", cluster, 1);
-      const double fused = median_us(st.s, [&] { kq::launch_prefill_q4_wgmma(a, x16, st.s); });
-      const double both = median_us(st.s, [&] {
-        kq::launch_prefill_convert_x_f16(a, x16, st.s);
-        kq::launch_prefill_q4_wgmma(a, x16, st.s);
-      });
-      std::printf(
-          "  w=%d cluster %s fused GEMM %.1f us %.0f TFLOP/s; with convert-X %.1f us "
-          "%.0f TFLOP/s\n",
-          int(w), cluster, fused, tf(fused), both, tf(both));
+    if (kq::prefill_q4_wgmma_supports(a, why)) {
+      // Each configuration twice, interleaved (A B C A B C), so that a clock drift during the
+      // loop shows as a difference between the two passes rather than between forms.
+      for (int pass = 0; pass < 2; ++pass) {
+        for (const KnobSet& form : fused_forms(w)) {
+          form.set();
+          const double fused = median_us(st.s, [&] { kq::launch_prefill_q4_wgmma(a, x16, st.s); });
+          const double both = median_us(st.s, [&] {
+            kq::launch_prefill_convert_x_f16(a, x16, st.s);
+            kq::launch_prefill_q4_wgmma(a, x16, st.s);
+          });
+          KnobSet::clear();
+          std::printf(
+              "  w=%d %-12s fused GEMM %.1f us %.0f TFLOP/s; with convert-X %.1f us "
+              "%.0f TFLOP/s\n",
+              int(w), form.label, fused, tf(fused), both, tf(both));
+        }
+      }
     }
-    unsetenv("TC_QUANT_PREFILL_CLUSTER");
     ASSERT_EQ(cudaStreamSynchronize(st.s), cudaSuccess);
     if (kq::prefill_q4_wgmma_supports(a, why)) {  // the row's launches, host-timed as below
       const double direct = public_us([&] {
