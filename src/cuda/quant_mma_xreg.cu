@@ -1,24 +1,29 @@
-// Batched decode, M <= 8, K <= 4096 (K % 256 == 0): the f16 MMA kernel of quant_mma_f16.cu
-// (same fragments, same dequantization, same weight ring) without its two per-pass costs.
+// Batched decode, M <= 32, f16 MMA: the fragments, dequantization and weight ring of
+// quant_mma_f16.cu without its two per-pass costs (quant_mma_xreg.cuh says where it serves).
 //
 // Why: on the H200 the pass-barrier kernel ran at ~0.45 instructions per cycle and scheduler
 // with every consumer warp in lockstep: each 16-row pass ended in a CTA-wide barrier, so all 16
-// warps issued their shared-memory loads at once (X's B fragments, 1 KB a unit, as many bytes
-// as the weights' loads) and then all computed, and X was converted per CTA before any pass
-// started. Here:
-// - X lives in registers: warp w always takes the units u = w + 16 j (j < XU = U / 16 rounded
-//   up, <= 4) of every pass, so each lane loads its B fragments of those units once from global
-//   memory (x_item: the same f16 values and order as the shared-memory copy of the other kernel;
-//   32 registers at K = 4096) and shared memory carries only the weights.
+// warps issued their shared-memory loads at once (X's B fragments, 1 KB a unit at M <= 8, as
+// many bytes as the weights' loads) and then all computed, and X was converted per CTA before
+// any pass started. Here:
+// - X lives in registers: warp w always takes the units u = w + 16 j (j < XU) of every pass, so
+//   each lane loads its B fragments of those units once from global memory (x_item: the same
+//   f16 values and order as the shared-memory copy of the other kernel) and shared memory
+//   carries only the weights. XU NT 8 registers: at most 32 (48 for M <= 8 with K split).
 // - No CTA-wide barrier: warps meet only through mbarriers. After its units of pass q a warp
-//   releases the stage, writes its partial sums into reduction slot q % 2 (waiting for that
+//   releases the stage, writes its partial sums into reduction slot q % RS (waiting for that
 //   slot's previous reduction first) and arrives on the slot; warp q % 16 adds the 16 partials
 //   of pass q in warp order (deterministic) one pass later, writes Y, and frees the slot. So the
 //   warps drift apart by up to the ring's depth and their load and math phases overlap.
-// The per-warp unit order and the two accumulator chains are those of the pass-barrier kernel,
-// so both give the same bits. Ring: one stage per pass (all K of 16 rows, one bulk copy per row,
-// rows padded to an odd number of 16-byte lines), as many stages as fit (5 for Q4_0 / Q4_K, 3
-// for Q8_0 at K = 4096), quant_bulk.cuh's producer.
+// - Where X of all K does not fit in those registers (M <= 8: K > 4096; M <= 16: K > 2048;
+//   M <= 32: K > 1024), a cluster of C = 2 or 4 CTAs splits K: each rank streams its K range of
+//   the same passes, and the reducing warp of rank r > 0 stores its pass sums into rank 0's
+//   shared memory (DSMEM) and arrives on rank 0's barrier; rank 0 adds them in rank order
+//   (deterministic) and writes Y. No workspace, one launch.
+// With C = 1 the per-warp unit order and the two accumulator chains are those of the
+// pass-barrier kernel, so both give the same bits. Ring: one stage per pass (the rank's K range
+// of 16 rows, one bulk copy per row, rows padded to an odd number of 16-byte lines), as many
+// stages as fit (up to 8), quant_bulk.cuh's producer.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -39,146 +44,292 @@ using namespace mma_f16;
 
 constexpr int kCW = 16;  // consumer warps; one more warp is the producer
 constexpr int kPassRows = 16;
-constexpr int kMaxXU = 4;  // units of X per warp in registers: K <= 64 kCW kMaxXU = 4096
-constexpr int kRS = 2;     // reduction slots
-constexpr int kOut = 128;  // outputs of a pass (16 rows x 8 columns)
+constexpr int kMaxRS = 4;  // reduction slots (2 or 4: Geo::RS)
 constexpr int kMaxStages = 8;
 constexpr size_t kSmemCap = 227 * 1024;  // the H100 / H200 opt-in limit per block
-constexpr size_t kHead = 256;            // barriers: full, empty [kMaxStages], rfull, rempty [kRS]
+// Barriers: full, empty [kMaxStages]; rfull, rempty, xfull, xempty [kMaxRS].
+constexpr size_t kHead = 512;
+
+// Cluster helpers (DSMEM: PTX ISA "mapa", "st.shared::cluster", "mbarrier"): rank 0 of a
+// cluster adds the other ranks' sums of each pass.
+__device__ __forceinline__ uint32_t remote(const void* p, uint32_t rank) {
+  uint32_t r;
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;"
+               : "=r"(r)
+               : "r"(tile::smem_addr(p)), "r"(rank));
+  return r;
+}
+__device__ __forceinline__ void st_remote(uint32_t addr, float v) {
+  asm volatile("st.shared::cluster.f32 [%0], %1;" ::"r"(addr), "f"(v) : "memory");
+}
+__device__ __forceinline__ void arrive_remote(uint32_t bar) {
+  asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];" ::"r"(bar)
+               : "memory");
+}
+__device__ __forceinline__ void wait_cluster(uint64_t* bar, uint32_t parity) {
+  asm volatile(
+      "{\n.reg .pred P;\nW_%=:\n"
+      "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 P, [%0], %1;\n"
+      "@!P bra W_%=;\n}\n" ::"r"(tile::smem_addr(bar)),
+      "r"(parity)
+      : "memory");
+}
 
 struct Geo {
-  uint32_t stride = 0;  // a row's padded slot in a stage (the row's K, whole)
-  int S = 0, XU = 0;
+  int NT = 1, C = 1, XU = 0, S = 0, RS = 2, Ks = 0;  // C: CTAs of a cluster splitting K (Ks each)
+  uint32_t stride = 0;  // a row's padded slot in a stage (the rank's K range of the row, whole)
   size_t smem = 0;
 };
 
+// Per rank: units U_r = Ks / 64, XU = U_r / 16 rounded up, X in XU * NT * 8 registers: at most
+// 32, or 48 for NT = 1 with K split. The fewest CTAs per cluster that keep that, among the
+// instantiated kernels (launch_format): NT = 1: C 1 (XU 1..4) or 2 (XU 4, 6); NT = 2: C 1 or 2
+// (XU 2); NT = 4: C 1, 2 or 4 (XU 1). XU = 0: none fits.
 Geo geometry(const Args& a) {
   Geo g;
-  const int U = a.K / 64;
-  g.XU = (U + kCW - 1) / kCW;
-  const uint32_t chunk = uint32_t(U * unit_bytes(format_code(a.w_dtype)));
+  g.NT = a.M <= 8 ? 1 : a.M <= 16 ? 2 : 4;
+  const int pieces = a.K / 256;
+  for (int c = 1; c <= (g.NT == 4 ? 4 : 2) && g.XU == 0; c *= 2) {
+    const int ks = (pieces + c - 1) / c, xu = (ks * 4 + kCW - 1) / kCW;
+    const int most = g.NT == 1 ? (c == 1 ? 4 : 6) : 4 / g.NT;
+    if (xu <= most && (c == 1 || pieces >= c)) {
+      g.C = c;
+      g.Ks = ks * 256;
+      g.XU = xu;
+    }
+  }
+  if (g.XU == 0) return g;
+  if (g.NT == 1 && g.C == 2) g.XU = g.XU <= 4 ? 4 : 6;  // the instantiated counts
+  if (g.NT == 2) g.XU = 2;
+  const uint32_t chunk = uint32_t(g.Ks / 64 * unit_bytes(format_code(a.w_dtype)));
   g.stride = chunk + ((chunk / 16) % 2 == 0 ? 16 : 0);  // an odd number of 16-byte lines
-  const size_t fixed = kHead + size_t(kRS) * kCW * kOut * 4, stage = size_t(kPassRows) * g.stride;
-  g.S = int(std::min<size_t>(kMaxStages, (kSmemCap - fixed) / stage));
-  g.smem = fixed + g.S * stage;
+  const size_t stage = size_t(kPassRows) * g.stride, out = size_t(g.NT) * 128 * 4;
+  auto fit = [&](int rs) {
+    const size_t fixed = kHead + rs * (kCW + g.C - 1) * out;  // reduction + exchange slots
+    return fixed < kSmemCap ? int(std::min<size_t>(kMaxStages, (kSmemCap - fixed) / stage)) : 0;
+  };
+  // Four reduction slots where they cost no stage (warps may drift 3 passes apart), else two.
+  // A/B knob: TC_QUANT_F16_XRS=2|4.
+  const char* v = std::getenv("TC_QUANT_F16_XRS");
+  const int want = v ? std::atoi(v) : 0;
+  g.RS = want == 2 || want == 4 ? want : fit(4) >= fit(2) ? 4 : 2;
+  g.S = fit(g.RS);
+  g.smem = kHead + g.RS * (kCW + g.C - 1) * out + g.S * stage;
   return g;
 }
 
-template <int FMT, int XU>
+template <int FMT, int NT, int C, int XU>
 __global__ void __launch_bounds__((kCW + 1) * 32, 1)
     mma_xreg_kernel(const uint8_t* __restrict__ W, const float* __restrict__ X,
-                    float* __restrict__ Y, int M, int N, int K, uint32_t rb, uint32_t stride,
-                    int S) {
-  constexpr int UB = unit_bytes(FMT);
+                    float* __restrict__ Y, int M, int N, int K, int Ks, uint32_t rb,
+                    uint32_t stride, int S, int RS) {
+  constexpr int UB = unit_bytes(FMT), COLS = 8 * NT, OUT = 128 * NT;
   extern __shared__ __align__(128) uint8_t smem[];
   uint64_t* full = reinterpret_cast<uint64_t*>(smem);
   uint64_t* empty = full + kMaxStages;
   uint64_t* rfull = empty + kMaxStages;  // a slot's 16 partials written (one arrival a thread)
-  uint64_t* rempty = rfull + kRS;        // a slot's reduction read (one arrival a lane)
-  float* red = reinterpret_cast<float*>(smem + kHead);  // [kRS][kCW][kOut]
-  uint8_t* ring = reinterpret_cast<uint8_t*>(red + kRS * kCW * kOut);
+  uint64_t* rempty = rfull + kMaxRS;     // a slot's reduction read (one arrival a lane)
+  uint64_t* xfull = rempty + kMaxRS;     // rank 0: the other ranks' sums of a slot's pass
+  uint64_t* xempty = xfull + kMaxRS;     // rank > 0: rank 0 has read this rank's sums
+  float* red = reinterpret_cast<float*>(smem + kHead);  // [RS][kCW][OUT]
+  float* xch = red + RS * kCW * OUT;                    // rank 0: [RS][C - 1][OUT]
+  uint8_t* ring = reinterpret_cast<uint8_t*>(xch + RS * (C - 1) * OUT);
   const uint32_t stage = kPassRows * stride;
-  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, U = K / 64;
-  const int passes = (N + kPassRows - 1) / kPassRows;
-  const int p0 = int(int64_t(passes) * blockIdx.x / gridDim.x);
-  const int my = int(int64_t(passes) * (blockIdx.x + 1) / gridDim.x) - p0;
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  const uint32_t rank = C > 1 ? tile::cluster_ctarank() : 0;
+  const int k0 = int(rank) * Ks, U = min(Ks, K - k0) / 64;  // this rank's K range and units
+  const int passes = (N + kPassRows - 1) / kPassRows, ncl = gridDim.x / C, ci = blockIdx.x / C;
+  const int p0 = int(int64_t(passes) * ci / ncl);
+  const int my = int(int64_t(passes) * (ci + 1) / ncl) - p0;  // the same for a cluster's CTAs
+  if (my <= 0) return;
   if (threadIdx.x == 0) {
     for (int s = 0; s < S; ++s) {
       bulk::bar_init(&full[s], 1);
       bulk::bar_init(&empty[s], kCW);
     }
-    for (int r = 0; r < kRS; ++r) {
+    for (int r = 0; r < RS; ++r) {
       bulk::bar_init(&rfull[r], kCW * 32);
       bulk::bar_init(&rempty[r], 32);
+      bulk::bar_init(&xfull[r], C > 1 ? (C - 1) * 32 : 1);
+      bulk::bar_init(&xempty[r], 32);
     }
     bulk::fence_barrier_init();
   }
-  __syncthreads();
+  if constexpr (C > 1)
+    tile::cluster_sync();  // the peers' barriers are initialized before any remote arrival
+  else
+    __syncthreads();
   bulk::grid_launch_dependents();
-  if (my <= 0) return;
-  if (warp == kCW) {  // producer warp: lane r copies row r of each pass (W is not the previous
-    // grid's output, so the stream starts before it ends)
-    bulk::produce_passes(W, N, rb, 0, U, U, UB, p0, my, ring, stride, S, full, empty, [] {});
-    return;
-  }
-  bulk::grid_wait();  // X and Y belong to the previous grid until it is done
-  const int g = lane / 4, t = lane % 4;
-  // This warp's units and their B fragments. Past U (U < 16 XU) the unit is clamped to U - 1
-  // with B = 0: finite weights times zero add nothing, and the loop below has no branch.
-  int uu[XU];
-  uint4 xb[XU][2];
-#pragma unroll
-  for (int j = 0; j < XU; ++j) {
-    const int u = warp + kCW * j;
-    uu[j] = min(u, U - 1);
-#pragma unroll
-    for (int h = 0; h < 2; ++h)
-      xb[j][h] = u < U ? x_item(X, M, K, 8, ((2 * u + h) * 8 + g) * 4 + t) : make_uint4(0, 0, 0, 0);
-  }
-  // Q4_K: a warp's units share their quarter of a super-block (u % 4 == warp % 4).
-  static_assert(kCW % 4 == 0, "Q4_K units of a warp share their quarter");
-  const int c4 = warp % 4;
-  // Pass q's reduction: by warp q % kCW, in warp order.
-  auto reduce = [&](int q) {
-    const int rs = q % kRS;
-    bulk::bar_wait(&rfull[rs], uint32_t((q / kRS) & 1));
-    const float* rr = red + rs * kCW * kOut;
-#pragma unroll
-    for (int i = 0; i < 4; ++i) {
-      const int o = i * 32 + lane;
-      float v = 0.0f;
-#pragma unroll
-      for (int w = 0; w < kCW; ++w) v += rr[w * kOut + o];
-      store_frag_y(Y, M, N, p0 + q, o, v);
-    }
-    bulk::bar_arrive(&rempty[rs]);
-  };
-  for (int s = 0; s < my; ++s) {
-    const int slot = s % S;
-    bulk::bar_wait(&full[slot], uint32_t((s / S) & 1));
-    const uint8_t* r0 = ring + size_t(slot) * stage + g * stride;
-    tile::FragC16x8 acc[2] = {};  // per block h of a unit: two independent MMA chains
+  if (warp == kCW) {  // producer warp: lane r copies row r's K range of each pass (W is not the
+    // previous grid's output, so the stream starts before it ends)
+    bulk::produce_passes(W, N, rb, size_t(k0 / 64) * UB, U, U, UB, p0, my, ring, stride, S, full,
+                         empty, [] {});
+  } else {
+    bulk::grid_wait();  // X and Y belong to the previous grid until it is done
+    const int g = lane / 4, t = lane % 4;
+    // This warp's units and their B fragments. Past U (U < 16 XU) the unit is clamped to U - 1
+    // with B = 0: finite weights times zero add nothing, and the loop below has no branch.
+    int uu[XU];
+    uint4 xb[XU][2][NT];
 #pragma unroll
     for (int j = 0; j < XU; ++j) {
-      UnitA A;
-      load_unit<FMT>(r0, stride, uu[j], t, c4, A);
+      const int u = warp + kCW * j;
+      uu[j] = min(u, U - 1);
 #pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        const tile::FragA16x16 a0{
-            {A.frag[h][0][0], A.frag[h][1][0], A.frag[h][0][1], A.frag[h][1][1]}};
-        const tile::FragA16x16 a1{
-            {A.frag[h][0][2], A.frag[h][1][2], A.frag[h][0][3], A.frag[h][1][3]}};
-        tile::mma_16816<tile::f16>(acc[h], a0, tile::FragB16x8{{xb[j][h].x, xb[j][h].y}});
-        tile::mma_16816<tile::f16>(acc[h], a1, tile::FragB16x8{{xb[j][h].z, xb[j][h].w}});
-      }
+      for (int h = 0; h < 2; ++h)
+#pragma unroll
+        for (int nt = 0; nt < NT; ++nt)
+          xb[j][h][nt] =
+              u < U ? x_item(X, M, K, COLS, ((2 * (k0 / 64 + u) + h) * COLS + 8 * nt + g) * 4 + t)
+                    : make_uint4(0, 0, 0, 0);
     }
-    __syncwarp();
-    if (lane == 0) bulk::bar_arrive(&empty[slot]);
-    const int rs = s % kRS;
-    if (s >= kRS) bulk::bar_wait(&rempty[rs], uint32_t((s / kRS - 1) & 1));
-    float* rw = red + (rs * kCW + warp) * kOut;
+    // Q4_K: a warp's units share their quarter of a super-block (u % 4 == warp % 4; k0 % 256
+    // == 0).
+    static_assert(kCW % 4 == 0, "Q4_K units of a warp share their quarter");
+    const int c4 = warp % 4;
+    // Pass q's reduction: by warp q % kCW, in warp order, then (clusters) in rank order.
+    auto reduce = [&](int q) {
+      const int rs = q % RS;
+      bulk::bar_wait(&rfull[rs], uint32_t((q / RS) & 1));
+      const float* rr = red + rs * kCW * OUT;
+      float v[NT * 4];
 #pragma unroll
-    for (int i = 0; i < 4; ++i) rw[i * 32 + lane] = acc[0].r[i] + acc[1].r[i];
-    bulk::bar_arrive(&rfull[rs]);
-    // One pass late, so that the reducing warp rarely waits for the slowest warp.
-    if (s >= 1 && (s - 1) % kCW == warp) reduce(s - 1);
+      for (int i = 0; i < NT * 4; ++i) {
+        v[i] = 0.0f;
+#pragma unroll
+        for (int w = 0; w < kCW; ++w) v[i] += rr[w * OUT + i * 32 + lane];
+      }
+      bulk::bar_arrive(&rempty[rs]);
+      if constexpr (C > 1) {
+        if (rank != 0) {  // to rank 0's exchange slot, once rank 0 has read its previous use
+          if (q >= RS) wait_cluster(&xempty[rs], uint32_t((q / RS - 1) & 1));
+          const uint32_t dst = remote(xch + (rs * (C - 1) + rank - 1) * OUT, 0);
+#pragma unroll
+          for (int i = 0; i < NT * 4; ++i) st_remote(dst + 4 * (i * 32 + lane), v[i]);
+          arrive_remote(remote(&xfull[rs], 0));
+          return;
+        }
+        wait_cluster(&xfull[rs], uint32_t((q / RS) & 1));
+#pragma unroll
+        for (int r = 0; r < C - 1; ++r)
+#pragma unroll
+          for (int i = 0; i < NT * 4; ++i) v[i] += xch[(rs * (C - 1) + r) * OUT + i * 32 + lane];
+#pragma unroll
+        for (int r = 1; r < C; ++r) arrive_remote(remote(&xempty[rs], r));
+      }
+#pragma unroll
+      for (int i = 0; i < NT * 4; ++i) store_frag_y(Y, M, N, p0 + q, i * 32 + lane, v[i]);
+    };
+    for (int s = 0; s < my; ++s) {
+      const int slot = s % S;
+      bulk::bar_wait(&full[slot], uint32_t((s / S) & 1));
+      const uint8_t* r0 = ring + size_t(slot) * stage + g * stride;
+      tile::FragC16x8 acc[2][NT] = {};  // per block h of a unit: two independent MMA chains
+#pragma unroll
+      for (int j = 0; j < XU; ++j) {
+        UnitA A;
+        load_unit<FMT>(r0, stride, uu[j], t, c4, A);
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          const tile::FragA16x16 a0{
+              {A.frag[h][0][0], A.frag[h][1][0], A.frag[h][0][1], A.frag[h][1][1]}};
+          const tile::FragA16x16 a1{
+              {A.frag[h][0][2], A.frag[h][1][2], A.frag[h][0][3], A.frag[h][1][3]}};
+#pragma unroll
+          for (int nt = 0; nt < NT; ++nt) {
+            const uint4 b = xb[j][h][nt];
+            tile::mma_16816<tile::f16>(acc[h][nt], a0, tile::FragB16x8{{b.x, b.y}});
+            tile::mma_16816<tile::f16>(acc[h][nt], a1, tile::FragB16x8{{b.z, b.w}});
+          }
+        }
+      }
+      __syncwarp();
+      if (lane == 0) bulk::bar_arrive(&empty[slot]);
+      const int rs = s % RS;
+      if (s >= RS) bulk::bar_wait(&rempty[rs], uint32_t((s / RS - 1) & 1));
+      float* rw = red + (rs * kCW + warp) * OUT;
+#pragma unroll
+      for (int nt = 0; nt < NT; ++nt)
+#pragma unroll
+        for (int i = 0; i < 4; ++i)
+          rw[(nt * 4 + i) * 32 + lane] = acc[0][nt].r[i] + acc[1][nt].r[i];
+      bulk::bar_arrive(&rfull[rs]);
+      // One pass late, so that the reducing warp rarely waits for the slowest warp.
+      if (s >= 1 && (s - 1) % kCW == warp) reduce(s - 1);
+    }
+    if ((my - 1) % kCW == warp) reduce(my - 1);
   }
-  if ((my - 1) % kCW == warp) reduce(my - 1);
+  // No CTA leaves while a peer may still write its exchange slots or arrive on its barriers.
+  if constexpr (C > 1) tile::cluster_sync();
 }
 
-template <int FMT, int XU>
+// Clusters of C that can be resident at once (GPCs hold whole clusters), one CTA per SM (the
+// most shared memory), asked once per kernel and device.
+template <class Kernel>
+int resident_clusters(Kernel* kernel, int C) {
+  static int known[16] = {};
+  int dev = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess || dev < 0 || dev >= 16) return sm_count() / C;
+  if (known[dev] == 0) {
+    cudaLaunchConfig_t cfg{};
+    cfg.gridDim = dim3(unsigned(sm_count() / C * C));
+    cfg.blockDim = dim3((kCW + 1) * 32);
+    cfg.dynamicSmemBytes = kSmemCap;
+    cudaLaunchAttribute attr;
+    attr.id = cudaLaunchAttributeClusterDimension;
+    attr.val.clusterDim.x = unsigned(C);
+    attr.val.clusterDim.y = attr.val.clusterDim.z = 1;
+    cfg.attrs = &attr;
+    cfg.numAttrs = 1;
+    int n = 0;
+    if (cudaOccupancyMaxActiveClusters(&n, reinterpret_cast<const void*>(kernel), &cfg) !=
+            cudaSuccess ||
+        n <= 0) {
+      cudaGetLastError();
+      n = sm_count() / C;
+    }
+    known[dev] = n;
+  }
+  return known[dev];
+}
+
+template <int FMT, int NT, int C, int XU>
 tc_status_t launch_fmt(const Args& a, const Geo& g, cudaStream_t s) {
-  auto* kernel = mma_xreg_kernel<FMT, XU>;
+  auto* kernel = mma_xreg_kernel<FMT, NT, C, XU>;
   if (const tc_status_t st = allow_smem(reinterpret_cast<const void*>(kernel), kSmemCap);
       st != TC_SUCCESS)
     return st;
   const int passes = (a.N + kPassRows - 1) / kPassRows;
-  const cudaError_t e = launch_ex(kernel, dim3(unsigned(std::max(1, std::min(passes, sm_count())))),
-                                  dim3((kCW + 1) * 32), g.smem, s, 1, a.pdl,
-                                  static_cast<const uint8_t*>(a.w), static_cast<const float*>(a.x),
-                                  a.y, a.M, a.N, a.K, uint32_t(w_row_bytes(a)), g.stride, g.S);
+  const int ncl = C > 1 ? resident_clusters(kernel, C) : sm_count();
+  const cudaError_t e = launch_ex(
+      kernel, dim3(unsigned(C * std::max(1, std::min(passes, ncl)))), dim3((kCW + 1) * 32), g.smem,
+      s, C, a.pdl, static_cast<const uint8_t*>(a.w), static_cast<const float*>(a.x), a.y, a.M, a.N,
+      a.K, g.Ks, uint32_t(w_row_bytes(a)), g.stride, g.S, g.RS);
   return e == cudaSuccess ? launched("quant mma f16 xreg kernel launch")
                           : cuda_fail(e, "quant mma f16 xreg kernel launch");
+}
+
+template <int F>
+tc_status_t launch_format(const Args& a, const Geo& g, cudaStream_t s) {
+  if (g.NT == 1 && g.C == 1) {
+    switch (g.XU) {
+      case 1:
+        return launch_fmt<F, 1, 1, 1>(a, g, s);
+      case 2:
+        return launch_fmt<F, 1, 1, 2>(a, g, s);
+      case 3:
+        return launch_fmt<F, 1, 1, 3>(a, g, s);
+      default:
+        return launch_fmt<F, 1, 1, 4>(a, g, s);
+    }
+  }
+  if (g.NT == 1)
+    return g.XU == 4 ? launch_fmt<F, 1, 2, 4>(a, g, s) : launch_fmt<F, 1, 2, 6>(a, g, s);
+  if (g.NT == 2)
+    return g.C == 1 ? launch_fmt<F, 2, 1, 2>(a, g, s) : launch_fmt<F, 2, 2, 2>(a, g, s);
+  return g.C == 1   ? launch_fmt<F, 4, 1, 1>(a, g, s)
+         : g.C == 2 ? launch_fmt<F, 4, 2, 1>(a, g, s)
+                    : launch_fmt<F, 4, 4, 1>(a, g, s);
 }
 
 }  // namespace
@@ -186,28 +337,20 @@ tc_status_t launch_fmt(const Args& a, const Geo& g, cudaStream_t s) {
 bool mma_f16_xreg_fits(const Args& a) {
   const char* v = std::getenv("TC_QUANT_F16_XREG");
   if (v && std::strcmp(v, "0") == 0) return false;
-  if (a.M < 1 || a.M > 8 || a.K < 256 || a.K % 256 != 0 || a.K / 64 > kCW * kMaxXU) return false;
+  if (a.M < 1 || a.M > 32 || a.K < 256 || a.K % 256 != 0) return false;
+  // TC_QUANT_F16_XREG_MAXM=m (A/B): only M <= m here.
+  const char* mm = std::getenv("TC_QUANT_F16_XREG_MAXM");
+  if (mm && *mm && a.M > std::atoi(mm)) return false;
   if (a.w_dtype != TC_DTYPE_Q4_0 && a.w_dtype != TC_DTYPE_Q8_0 && a.w_dtype != TC_DTYPE_Q4_K)
     return false;
-  return geometry(a).S >= 2;
+  const Geo g = geometry(a);
+  return g.XU > 0 && g.S >= 2;
 }
 
 tc_status_t launch_mma_f16_xreg(const Args& a, void* stream) {
   auto s = static_cast<cudaStream_t>(stream);
   const Geo g = geometry(a);
-  return with_format(a.w_dtype, [&](auto f) {
-    constexpr int F = decltype(f)::value;
-    switch (g.XU) {
-      case 1:
-        return launch_fmt<F, 1>(a, g, s);
-      case 2:
-        return launch_fmt<F, 2>(a, g, s);
-      case 3:
-        return launch_fmt<F, 3>(a, g, s);
-      default:
-        return launch_fmt<F, 4>(a, g, s);
-    }
-  });
+  return with_format(a.w_dtype, [&](auto f) { return launch_format<decltype(f)::value>(a, g, s); });
 }
 
 }  // namespace tc::cuda::quant

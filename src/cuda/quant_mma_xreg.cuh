@@ -1,13 +1,16 @@
-// The f16 MMA decode kernel's variant for M <= 8 and K <= 4096 (quant_mma_xreg.cu), reached
-// through launch_mma_f16 (quant_mma_f16.cu), which picks it where it fits.
+// The f16 MMA decode kernel's variant with X in registers and no pass barriers
+// (quant_mma_xreg.cu), reached through launch_mma_f16 (quant_mma_f16.cu), which picks it where
+// it fits.
 #pragma once
 
 #include "cuda/quant_kernels.h"
 
 namespace tc::cuda::quant {
 
-// True where the X-in-registers kernel serves `a`: M 1..8, K % 256 == 0, K <= 4096, the ring
-// fits, and TC_QUANT_F16_XREG is not "0" (the A/B knob: 0 selects the pass-barrier kernel).
+// True where the X-in-registers kernel serves `a`: K % 256 == 0 and M <= 8 with K <= 12288
+// (a 2-CTA cluster above 4096), M <= 16 with K <= 4096 (2 CTAs above 2048), M <= 32 with
+// K <= 4096 (2 or 4 CTAs above 1024); TC_QUANT_F16_XREG is not "0" (the A/B knob: 0 selects
+// the pass-barrier kernel) and M <= TC_QUANT_F16_XREG_MAXM where that is set.
 bool mma_f16_xreg_fits(const Args& a);
 
 // Launches it (no workspace; programmatic dependent launch where a.pdl asks).

@@ -3,12 +3,13 @@
 // every M 1..32 (33 is refused), odd N, the K splits (X of all K does not fit beside the ring:
 // CTAs take a K range each, the last to finish a pass adds the partial sums; also forced on
 // smaller K), many passes per CTA (ring slots reused, barrier parity wrapping), a partial last
-// pass; launched twice back to back, the second under PDL (the same bits). At M <= 8, K <= 4096
-// also the X-in-registers kernel (quant_mma_xreg.cu) against the pass-barrier one (the same
-// bits), with XU = 1..4 units of X per warp and every warp reducing passes. Bound 1e-3: X and the
-// dequantized weights are rounded to f16 (~3e-4 expected), the bound the rows test applies to
-// f16 temporaries; a wrong fragment order or a missed scale gives errors of order 1. Skips
-// without a CUDA device.
+// pass; launched twice back to back, the second under PDL (the same bits). Every case runs
+// both the X-in-registers kernel (quant_mma_xreg.cu, where it fits) and the pass-barrier one:
+// the same bits where the former splits no K (M <= 8, K <= 4096: XU = 1..4 units of X per
+// warp, every warp reducing passes); its 2- and 4-CTA clusters for M 8, 13, 24 over several
+// passes each. Bound 1e-3: X and the dequantized weights are rounded to f16 (~3e-4 expected),
+// the bound the rows test applies to f16 temporaries; a wrong fragment order or a missed scale
+// gives errors of order 1. Skips without a CUDA device.
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
@@ -38,6 +39,9 @@ std::vector<LaunchCase> cases() {
   }
   out.push_back({TC_DTYPE_Q4_K, 3, 40009, 256});   // ~19 passes per CTA: every warp reduces
   out.push_back({TC_DTYPE_Q8_0, 6, 2053, 3072});   // 3 units of X per warp
+  out.push_back({TC_DTYPE_Q4_0, 8, 4001, 11008});  // 2-CTA clusters, ~4 passes each
+  out.push_back({TC_DTYPE_Q4_K, 13, 3001, 4096});  // M <= 16: 2-CTA clusters, ~3 passes
+  out.push_back({TC_DTYPE_Q4_K, 24, 6007, 4096});  // M <= 32: 4-CTA clusters, ~12 passes
   out.push_back({TC_DTYPE_Q4_0, 32, 1001, 2048});  // a partial last pass, 4 column tiles
   return out;
 }
@@ -57,13 +61,13 @@ TEST(QuantCudaMmaF16, MatchesFloat64) {
     DevMem w(wt.bytes.size()), x(a.bytes()), y(ref.size() * 4);
     ASSERT_NO_FATAL_FAILURE(upload(wt, a, w, x));
     // As chosen, then with K split in 3 between CTAs where K allows (the A/B knob): the
-    // partial sums and the last-arriver fixup on every shape, not only the widest. At M <= 8,
-    // K <= 4096 "as chosen" is the X-in-registers kernel (quant_mma_xreg.cu), "x0" the
-    // pass-barrier kernel (TC_QUANT_F16_XREG=0); both sum in the same order: the same bits.
+    // partial sums and the last-arriver fixup on every shape, not only the widest. Where it
+    // fits, "as chosen" is the X-in-registers kernel (quant_mma_xreg.cu), "x0" the
+    // pass-barrier kernel (TC_QUANT_F16_XREG=0); at M <= 8, K <= 4096 (no cluster K split) both
+    // sum in the same order: the same bits.
     std::vector<float> first;
     for (const char* splits : {"", "x0", "3"}) {
       if (*splits == '3' && c.K < 768) continue;
-      if (*splits == 'x' && (c.M > 8 || c.K > 4096)) continue;
       setenv("TC_QUANT_F16_SPLITS", *splits == '3' ? splits : "", 1);
       setenv("TC_QUANT_F16_XREG", *splits == 'x' ? "0" : "1", 1);
       const size_t work_bytes = kq::mma_f16_work_bytes(launch_args(c, w, x, y));
@@ -86,7 +90,7 @@ TEST(QuantCudaMmaF16, MatchesFloat64) {
         if (*splits == 0) {
           if (rep == 0) first = got;
           EXPECT_TRUE(got == first) << "repeat differs: w=" << c.w << " M=" << c.M << " N=" << c.N;
-        } else if (*splits == 'x') {
+        } else if (*splits == 'x' && c.M <= 8 && c.K <= 4096) {
           EXPECT_TRUE(got == first) << "xreg and pass-barrier kernels differ: w=" << c.w
                                     << " M=" << c.M << " N=" << c.N << " K=" << c.K;
         }
