@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "cuda/cuda_types.h"
+#include "cuda/gemm_cublaslt_algo.h"
 
 namespace tc::bench {
 namespace {
@@ -88,6 +89,10 @@ bool CublasLtPeer::prepare(const PeerProblem& q, std::string* why) {
     return false;
   }
   return true;
+}
+
+std::string CublasLtPeer::algo_tag() const {
+  return op_ ? tc::cuda::cublaslt_algo_tag(algo_.algo) : std::string();
 }
 
 bool CublasLtPeer::run(const void* a, const void* b, void* c, cudaStream_t stream) {

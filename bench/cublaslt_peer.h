@@ -27,6 +27,10 @@ class CublasLtPeer {
   bool prepare(const PeerProblem& q, std::string* why);
   bool run(const void* a, const void* b, void* c, cudaStream_t stream);
   size_t workspace_bytes() const { return ws_bytes_; }
+  // The prepared algorithm's configuration (cublaslt_algo_tag): tc's cuBLASLt instance names
+  // end with the same tag when tc runs the same algorithm.
+  std::string algo_tag() const;
+  const cublasLtMatmulAlgo_t& algo() const { return algo_.algo; }
 
  private:
   void release();

@@ -7,8 +7,10 @@
 #include <algorithm>
 #include <chrono>
 #include <ctime>
+#include <functional>
 #include <memory>
 #include <optional>
+#include <vector>
 
 #include "cublaslt_peer.h"
 #include "gpu_timer.h"
@@ -87,6 +89,62 @@ tc_status_t make_buffers(tc_context_t* ctx, cudaStream_t s, const GemmCase& c, t
   return TC_SUCCESS;
 }
 
+// Median milliseconds per call of `a` and of `b`, measured in alternating batches of about 2 ms
+// each on one stream (a b, b a, a b, ...: neither always runs behind the other's tail), at
+// least five of each and until each side has `min_seconds` of GPU time (at most 200 batches).
+// A warm-up call of each first. -1 for a side whose launch failed.
+void alternating_median_ms(cudaStream_t stream, const std::function<bool(int)>& a,
+                           const std::function<bool(int)>& b, double min_seconds, double* a_ms,
+                           double* b_ms) {
+  *a_ms = *b_ms = -1;
+  cudaEvent_t e0, e1;
+  if (cudaEventCreate(&e0) != cudaSuccess) return;
+  if (cudaEventCreate(&e1) != cudaSuccess) {
+    cudaEventDestroy(e0);
+    return;
+  }
+  int calls[2] = {0, 0};
+  const std::function<bool(int)>* fn[2] = {&a, &b};
+  auto batch = [&](int side, int n) -> double {
+    cudaEventRecord(e0, stream);
+    for (int i = 0; i < n; ++i)
+      if (!(*fn[side])(calls[side]++)) return -1;
+    cudaEventRecord(e1, stream);
+    float ms = 0;
+    if (cudaEventSynchronize(e1) != cudaSuccess || cudaEventElapsedTime(&ms, e0, e1) != cudaSuccess)
+      return -1;
+    return double(ms);
+  };
+  int per[2];
+  bool ok = true;
+  for (int side = 0; side < 2 && ok; ++side) {
+    const double one = batch(side, 1) >= 0 ? batch(side, 1) : -1;  // warm-up, then an estimate
+    ok = one >= 0;
+    per[side] = std::clamp(int(2.0 / std::max(one, 1e-4)), 1, 500);
+  }
+  std::vector<double> t[2];
+  double total[2] = {0, 0};
+  for (int round = 0;
+       ok && (t[0].size() < 5 || ((total[0] < min_seconds * 1e3 || total[1] < min_seconds * 1e3) &&
+                                  t[0].size() < 200));
+       ++round) {
+    for (int k = 0; k < 2 && ok; ++k) {
+      const int side = round % 2 == 0 ? k : 1 - k;
+      const double ms = batch(side, per[side]);
+      ok = ms >= 0;
+      t[side].push_back(ms / per[side]);
+      total[side] += ms;
+    }
+  }
+  if (ok) {
+    for (auto& v : t) std::sort(v.begin(), v.end());
+    *a_ms = t[0][t[0].size() / 2];
+    *b_ms = t[1][t[1].size() / 2];
+  }
+  cudaEventDestroy(e0);
+  cudaEventDestroy(e1);
+}
+
 }  // namespace
 
 double CellResult::value(double ms) const {
@@ -122,58 +180,68 @@ CellResult run_case(tc_context_t* ctx, tc_stream_t* stream, CublasLtPeer* peer, 
     return c.batch > 1 ? tc_gemm_batched(ctx, &bd, bufs.a[i % sets], bufs.b[i % sets], bufs.c)
                        : tc_gemm(ctx, &d, bufs.a[i % sets], bufs.b[i % sets], bufs.c);
   };
-  // Times tc's dispatch as configured now; returns the instance that ran.
-  auto time_tc = [&](double* ms, std::string* backend, std::string* instance,
-                     double* host_us) -> bool {
-    if (tc_status_t st = call_sync(0); st != TC_SUCCESS) {  // warm-up: tunes, loads modules
+  auto call_async = [&](int i) {
+    const int k = i % sets;
+    return (c.batch > 1
+                ? tc_gemm_batched_async(ctx, &bd, bufs.a[k], bufs.b[k], bufs.c, stream)
+                : tc_gemm_async(ctx, &d, bufs.a[k], bufs.b[k], bufs.c, stream)) == TC_SUCCESS;
+  };
+  // The first call of tc's dispatch as configured now (it tunes the class, loads modules and
+  // plans): its wall time, and the instance that ran.
+  auto first_call = [&](std::string* backend, std::string* instance, double* wall_ms) -> bool {
+    const auto t0 = std::chrono::steady_clock::now();
+    if (tc_status_t st = call_sync(0); st != TC_SUCCESS) {
       r.error = fmt::format("{}: {}", tc_status_string(st), tc_last_error_message());
       return false;
     }
+    if (wall_ms)
+      *wall_ms =
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     // What tuning held (candidates' workspaces, rotated copies) is reported apart; from here
     // the peak is the steady state: buffers plus the chosen kernel's workspace.
     uint64_t live, held, peak;
     tc_context_memory_stats(ctx, &live, &held, &peak);
     r.tune_peak_bytes = std::max(r.tune_peak_bytes, peak);
     tc_context_trim(ctx);
-    if (backend) *backend = tc_backend_name(tc_last_backend());
+    *backend = tc_backend_name(tc_last_backend());
     *instance = tc_last_instance();
-    auto call_async = [&](int i) {
-      const int k = i % sets;
-      return (c.batch > 1
-                  ? tc_gemm_batched_async(ctx, &bd, bufs.a[k], bufs.b[k], bufs.c, stream)
-                  : tc_gemm_async(ctx, &d, bufs.a[k], bufs.b[k], bufs.c, stream)) == TC_SUCCESS;
-    };
-    *ms = median_ms(s, call_async, o.seconds);
-    if (host_us) *host_us = host_us_per_call(s, call_async);
-    if (tc_stream_sync(stream) != TC_SUCCESS) *ms = -1;
-    return *ms > 0;
+    return true;
   };
-  if (!time_tc(&r.tc_ms, &r.backend, &r.instance, &r.tc_host_us)) return r;
+  if (!first_call(&r.backend, &r.instance, &r.first_call_ms)) return r;
   if (r.backend != "cuda") {  // the tuned choice is cuBLASLt: time tc's own kernels too
     LadderOnly ladder;
     std::string backend;
-    double ms = -1;
-    if (time_tc(&ms, &backend, &r.own_instance, nullptr) && backend == "cuda") r.own_ms = ms;
+    if (first_call(&backend, &r.own_instance, nullptr) && backend == "cuda") {
+      r.own_ms = median_ms(s, call_async, o.seconds);
+      if (tc_stream_sync(stream) != TC_SUCCESS) r.own_ms = -1;
+    }
     if (backend != "cuda") r.own_instance.clear();
     r.error.clear();
+  }
+  // tc's dispatch, and the peer in alternating batches when asked: drift of the GPU's speed
+  // (clocks, power) then weighs on both alike.
+  PeerProblem q{c.M, c.N, c.K, c.batch, in, out, accum, c.ta, c.tb};
+  auto* pc = tc_buffer_device_ptr(bufs.c);
+  auto call_peer = [&](int i) {
+    return peer->run(tc_buffer_device_ptr(bufs.a[i % sets]), tc_buffer_device_ptr(bufs.b[i % sets]),
+                     pc, s);
+  };
+  const bool with_peer = o.vs_peer && peer->prepare(q, &r.peer_error);
+  if (with_peer) {
+    r.peer_algo = peer->algo_tag();
+    alternating_median_ms(s, call_async, call_peer, o.seconds, &r.tc_ms, &r.peer_ms);
+    r.peer_host_us = host_us_per_call(s, call_peer);
+    if (r.peer_ms < 0 && r.peer_error.empty()) r.peer_error = "cublasLtMatmul failed";
   } else {
+    r.tc_ms = median_ms(s, call_async, o.seconds);
+  }
+  r.tc_host_us = host_us_per_call(s, call_async);
+  if (tc_stream_sync(stream) != TC_SUCCESS) r.tc_ms = -1;
+  if (r.tc_ms < 0 && r.error.empty())
+    r.error = fmt::format("timing tc's calls failed: {}", tc_last_error_message());
+  if (r.backend == "cuda") {
     r.own_ms = r.tc_ms;
     r.own_instance = r.instance;
-  }
-  if (o.vs_peer) {
-    PeerProblem q{c.M, c.N, c.K, c.batch, in, out, accum, c.ta, c.tb};
-    if (!peer->prepare(q, &r.peer_error)) {
-      r.peer_ms = -1;
-    } else {
-      auto* pc = tc_buffer_device_ptr(bufs.c);
-      auto call = [&](int i) {
-        return peer->run(tc_buffer_device_ptr(bufs.a[i % sets]),
-                         tc_buffer_device_ptr(bufs.b[i % sets]), pc, s);
-      };
-      r.peer_ms = median_ms(s, call, o.seconds);
-      r.peer_host_us = host_us_per_call(s, call);
-      if (r.peer_ms < 0) r.peer_error = "cublasLtMatmul failed";
-    }
   }
   uint64_t live, held;
   tc_context_memory_stats(ctx, &live, &held, &r.peak_bytes);
@@ -215,7 +283,9 @@ nlohmann::json run_cuda_gemm_bench(tc_context_t* ctx, const CudaBenchOptions& o)
       {"cuda_driver", driver},
       {"cuda_runtime", runtime},
       {"cublaslt", cublasLtGetVersion()},
-      {"peer", o.vs_peer ? "cublaslt (direct, heuristic #1, 32 MiB workspace)" : "none"},
+      {"peer",
+       o.vs_peer ? "cublaslt (direct, heuristic #1, 32 MiB workspace; batches alternate with tc's)"
+                 : "none"},
       {"cells", nlohmann::json::array()},
       {"tables", nlohmann::json::object()}};
   std::vector<CellResult> table_cells;

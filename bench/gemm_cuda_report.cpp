@@ -18,6 +18,12 @@ std::string ratio(double ours_ms, double peer_ms) {
 
 }  // namespace
 
+bool CellResult::same_algo_as_peer() const {
+  const std::string tag = "_" + peer_algo;
+  return backend == "cublaslt" && !peer_algo.empty() && instance.size() > tag.size() &&
+         instance.compare(instance.size() - tag.size(), tag.size(), tag) == 0;
+}
+
 void print_table(const std::string& table, const std::vector<CellResult>& cells, bool vs_peer) {
   const bool bw = !cells.empty() && cells.front().c.bandwidth;
   const char* unit = bw ? "GB/s of weights" : "TFLOP/s (TOP/s for i8)";
@@ -29,6 +35,8 @@ void print_table(const std::string& table, const std::vector<CellResult>& cells,
              "instance (tc; own when different)");
   uint64_t peak = 0, tune_peak = 0;
   const CellResult* largest = nullptr;
+  std::vector<double> first_ms;
+  const CellResult* slowest_first = nullptr;
   for (const CellResult& r : cells) {
     if (!r.error.empty()) {
       fmt::print("{:<28} error: {}\n", r.c.label, r.error);
@@ -42,6 +50,8 @@ void print_table(const std::string& table, const std::vector<CellResult>& cells,
     std::string inst = r.instance;
     if (!r.own_instance.empty() && r.own_instance != r.instance) inst += " ; " + r.own_instance;
     if (vs_peer && r.peer_ms < 0 && !r.peer_error.empty()) inst += " (peer: " + r.peer_error + ")";
+    if (vs_peer && r.backend == "cublaslt" && !r.peer_algo.empty())
+      inst += r.same_algo_as_peer() ? " (= peer)" : " (peer " + r.peer_algo + ")";
     const std::string host =
         r.tc_host_us > 0 ? fmt::format("{:.1f}/{}", r.tc_host_us,
                                        r.peer_host_us > 0 ? fmt::format("{:.1f}", r.peer_host_us)
@@ -50,6 +60,10 @@ void print_table(const std::string& table, const std::vector<CellResult>& cells,
     fmt::print(" {:>9.1f} {:>11}  {}\n", r.peak_bytes / double(1 << 20), host, inst);
     if (r.peak_bytes > peak) peak = r.peak_bytes, largest = &r;
     tune_peak = std::max(tune_peak, r.tune_peak_bytes);
+    if (r.first_call_ms > 0) {
+      first_ms.push_back(r.first_call_ms);
+      if (!slowest_first || r.first_call_ms > slowest_first->first_call_ms) slowest_first = &r;
+    }
   }
   if (largest)
     fmt::print(
@@ -58,6 +72,15 @@ void print_table(const std::string& table, const std::vector<CellResult>& cells,
         peak / double(1 << 20), largest->c.label, largest->buffer_bytes / double(1 << 20),
         largest->sets,
         (double(largest->peak_bytes) - double(largest->buffer_bytes)) / double(1 << 20));
+  if (slowest_first) {
+    std::sort(first_ms.begin(), first_ms.end());
+    double sum = 0;
+    for (double x : first_ms) sum += x;
+    fmt::print(
+        "first call of each case (autotuning when the class is new): median {:.1f} ms, "
+        "total {:.0f} ms, longest {:.1f} ms ({})\n",
+        first_ms[first_ms.size() / 2], sum, slowest_first->first_call_ms, slowest_first->c.label);
+  }
   std::fflush(stdout);
 }
 
@@ -87,6 +110,9 @@ nlohmann::json cell_json(const CellResult& r) {
             {"own_ratio", r.own_ms > 0 && r.peer_ms > 0 ? v(r.peer_ms / r.own_ms) : nullptr},
             {"tc_host_us_per_call", v(r.tc_host_us)},
             {"peer_host_us_per_call", v(r.peer_host_us)},
+            {"peer_algo", r.peer_algo},
+            {"same_algo_as_peer", r.same_algo_as_peer()},
+            {"first_call_ms", v(r.first_call_ms)},
             {"peak_device_bytes", r.peak_bytes},
             {"tune_peak_device_bytes", r.tune_peak_bytes},
             {"buffer_bytes", r.buffer_bytes},

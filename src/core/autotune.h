@@ -6,16 +6,19 @@
 // Key: op, dtypes, transposes, shape class (M, N, K exact up to 32, rounded up to a multiple of 8
 // up to 64 and to a power of two beyond; batch to a power of two),
 // operand alignment (TMA and vector loads need 16-byte pitches), device ("NVIDIA H200 sm_90
-// 132 SMs cublasLt 130000") and tc's version, so a new library or GPU never reads stale winners.
+// 132 SMs cublasLt 130000"), tc's version and the revision of the rows' candidate lists ("cand
+// 2"), so a new library, GPU or candidate list never reads stale winners.
 // File: TC_AUTOTUNE_CACHE, else $XDG_CACHE_HOME/tc/autotune.json, else ~/.cache/tc/autotune.json;
 // JSON {"format": 1, "entries": {key: {"row", "variant", "ms"}}}; rewritten atomically (temp file
 // + rename) after merging what other processes wrote meanwhile. TC_AUTOTUNE=0 disables lookups
 // and tuning (the static ladder of gemm_table.cpp decides).
 #pragma once
 
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "core/dispatch.h"
 
@@ -68,6 +71,30 @@ void store(const std::string& key, const Entry& entry);
 // costs a hash lookup, not a string format).
 std::optional<Hit> lookup(const GemmProblem& p, const std::string& device_key);
 void store(const GemmProblem& p, const std::string& device_key, const Entry& entry);
+
+// One timed candidate of a tuning (dispatch.cpp's tune), in ladder order: rows as in the table,
+// each row's variants in order.
+struct Timed {
+  const GemmRow* row;
+  int variant;
+  double ms;  // > 0
+};
+
+// The tuner's decision over the timed candidates; returns the winner's index, or -1 when there
+// is none. The reference is the first cuBLASLt row's variant 0: the algorithm an application
+// calling cuBLASLt directly runs (gemm_cublaslt.h).
+//  1. Candidates within kRetimeBand of the fastest, and the reference when within
+//     kRetimeBand + kReferenceMargin of it, are timed again by `retime` in reverse order and
+//     keep the mean of both timings (a linear drift of the GPU's speed then weighs on all alike;
+//     a failed second timing keeps the first).
+//  2. Ladder rule: an earlier candidate keeps its place unless a later one is more than kMargin
+//     faster, so noise does not flip near-equal candidates from one process to the next.
+//  3. The ladder's pick replaces the reference only when it is more than kReferenceMargin faster
+//     than the reference; otherwise the reference runs, which performs as the direct call does.
+// `log` (may be null) receives the second timings.
+inline constexpr double kRetimeBand = 0.03, kMargin = 0.01, kReferenceMargin = 0.05;
+int choose(std::vector<Timed>& cands, const std::function<double(const Timed&)>& retime,
+           std::string* log);
 
 // The file format, exposed for tests. parse() returns false on malformed text (entries that
 // are well-formed are still returned).

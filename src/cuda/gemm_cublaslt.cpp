@@ -4,9 +4,11 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <atomic>
 
 #include "core/error.h"
 #include "cuda/device.h"
+#include "cuda/gemm_cublaslt_algo.h"
 #include "cuda/gemm_rows.h"
 #include "cuda/i8_pack.h"
 
@@ -32,6 +34,18 @@ uint32_t align256(const void* ptr) {
   uint64_t v = reinterpret_cast<uintptr_t>(ptr) | 256;
   return uint32_t(v & (~v + 1));
 }
+
+// The plan of this thread's last call: a repeated call (a decode loop, a benchmark) finds it
+// without the lock and the map. `owner` is the CublasLt's serial, never reused (an address
+// could be, by a context on another device).
+struct LastPlan {
+  uint64_t owner = 0;
+  CublasLtKey key{};
+  std::shared_ptr<const CublasLtPlan> plan;
+};
+thread_local LastPlan t_last;
+
+std::atomic<uint64_t> g_serial{0};
 
 }  // namespace
 
@@ -76,6 +90,7 @@ tc_status_t CublasLt::create(std::unique_ptr<CublasLt>* out) {
   if (st != CUBLAS_STATUS_SUCCESS)
     return fail(TC_ERROR_BACKEND_FAILURE, "cublasLtCreate failed: {}", cublasLtGetStatusString(st));
   lt->version_ = cublasLtGetVersion();
+  lt->serial_ = ++g_serial;
   *out = std::move(lt);
   return TC_SUCCESS;
 }
@@ -86,7 +101,11 @@ CublasLt::~CublasLt() {
 }
 
 std::shared_ptr<const CublasLtPlan> CublasLt::plan(const GemmProblem& p, std::string& why) {
-  const CublasLtKey key = CublasLtKey::of(p);
+  return plan(CublasLtKey::of(p), p, why);
+}
+
+std::shared_ptr<const CublasLtPlan> CublasLt::plan(const CublasLtKey& key, const GemmProblem& p,
+                                                   std::string& why) {
   {
     std::lock_guard lock(mu_);
     auto it = plans_.find(key);
@@ -101,7 +120,8 @@ std::shared_ptr<const CublasLtPlan> CublasLt::plan(const GemmProblem& p, std::st
     // Reported as the row's name plus the heuristic result that ran.
     const char* t = p.d.accum_dtype == TC_DTYPE_TF32 ? "tf32" : tc_dtype_name(p.d.a_dtype);
     for (size_t i = 0; i < plan->algos.size(); ++i)
-      plan->names.push_back(intern_name(fmt::format("gemm_cublaslt_{}_h{}", t, i)));
+      plan->names.push_back(intern_name(
+          fmt::format("gemm_cublaslt_{}_h{}_{}", t, i, cublaslt_algo_tag(plan->algos[i].algo))));
     result = plan;
   }
   std::lock_guard lock(mu_);
@@ -111,16 +131,23 @@ std::shared_ptr<const CublasLtPlan> CublasLt::plan(const GemmProblem& p, std::st
 }
 
 tc_status_t CublasLt::run(const GemmProblem& p, CudaDevice& dev) {
-  std::string why;
-  auto plan = this->plan(p, why);
-  if (!plan) return fail(TC_ERROR_NOT_SUPPORTED, "cuBLASLt cannot run this GEMM: {}", why);
+  const CublasLtKey key = CublasLtKey::of(p);
+  if (t_last.owner != serial_ || !t_last.plan || !(t_last.key == key)) {
+    std::string why;
+    auto found = this->plan(key, p, why);
+    if (!found) return fail(TC_ERROR_NOT_SUPPORTED, "cuBLASLt cannot run this GEMM: {}", why);
+    t_last = {serial_, key, std::move(found)};
+  }
+  const CublasLtPlan* plan = t_last.plan.get();  // t_last keeps it alive until the next call
   const tc_gemm_desc& d = p.d;
   const int v = std::clamp(p.variant, 0, int(plan->algos.size()) - 1);
   const cublasLtMatmulHeuristicResult_t& r = plan->algos[size_t(v)];
   note_instance(plan->names[size_t(v)]);
   auto stream = static_cast<cudaStream_t>(p.stream);
+  // No workspace, no lock: nothing this launch touches is shared with another call.
   CudaDevice::Workspace ws;
-  TC_TRY(dev.workspace(p.stream, plan->workspace_bytes(v), &ws));
+  if (const size_t bytes = plan->workspace_bytes(v); bytes > 0)
+    TC_TRY(dev.workspace(p.stream, bytes, &ws));
   char* w = static_cast<char*>(ws.ptr);
   void* lt_ws = r.workspaceSize ? w : nullptr;
   w += round256(r.workspaceSize);

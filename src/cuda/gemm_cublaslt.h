@@ -8,10 +8,13 @@
 // of 4; other i8 problems are first copied into K-contiguous, zero-padded operands (and C into
 // a padded scratch when N or ldc is not a multiple of 4), all inside the stream's workspace.
 //
-// Split-K is limited to the reductions that do not depend on timing (none, or a separate pass
-// in the compute type), so results are bitwise repeatable for a given algorithm. The workspace
-// cuBLASLt may use is capped at 32 MiB (NVIDIA's recommendation for Hopper); the plan records
-// what the chosen algorithm really needs.
+// The algorithms are those of cuBLASLt's heuristic for the request a direct caller makes (a
+// 32 MiB workspace limit, NVIDIA's recommendation for Hopper; every reduction scheme), in its
+// order: variant 0 is what an application calling cublasLtMatmul itself runs, so a tuned choice
+// of variant 0 performs as that application does. Every split-K reduction scheme is
+// deterministic; those that round partial sums to a 16-bit C are replaced by the heuristic's
+// compute-type alternatives (gemm_cublaslt_algo.h). The plan records what the chosen algorithm
+// really needs of the workspace.
 #pragma once
 
 #include <cublasLt.h>
@@ -40,7 +43,12 @@ struct CublasLtPlan {
   cublasLtMatmulDesc_t op = nullptr;
   cublasLtMatrixLayout_t a = nullptr, b = nullptr, c = nullptr;  // cuBLASLt's A, B, C (= D)
   std::vector<cublasLtMatmulHeuristicResult_t> algos;
-  std::vector<const char*> names;  // per algorithm: gemm_cublaslt_bf16_h2 (interned)
+  // Per algorithm: gemm_cublaslt_bf16_h2_a66_t20_s8_k1_r0_w0_o0_c0 (interned; the suffix is
+  // cublaslt_algo_tag, so a benchmark can tell whether tc ran a direct caller's algorithm).
+  std::vector<const char*> names;
+  // algos[0] is the heuristic's first answer to a direct caller's request (false when that
+  // answer rounded split-K partial sums to a 16-bit C and was replaced).
+  bool direct_first = true;
   bool i8 = false;
   // i8 repacking (see above); dims of the packed operands.
   bool pack = false, scratch_c = false;
@@ -78,8 +86,11 @@ class CublasLt {
   tc_status_t run(const GemmProblem& p, CudaDevice& dev);
 
  private:
+  std::shared_ptr<const CublasLtPlan> plan(const CublasLtKey& key, const GemmProblem& p,
+                                           std::string& why);
   cublasLtHandle_t h_ = nullptr;
   size_t version_ = 0;
+  uint64_t serial_ = 0;  // unique per instance (the per-thread last-plan cache's owner)
   std::mutex mu_;
   std::unordered_map<CublasLtKey, std::shared_ptr<const CublasLtPlan>, CublasLtKeyHash> plans_;
 };

@@ -2,9 +2,11 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstring>
 
 #include "cuda/cuda_types.h"
 #include "cuda/gemm_cublaslt.h"
+#include "cuda/gemm_cublaslt_algo.h"
 
 namespace tc::cuda {
 namespace {
@@ -48,8 +50,37 @@ void destroy(CublasLtPlan* plan) {
   plan->algos.clear();
 }
 
+// A heuristic preference: the workspace limit, the operands' true alignments (cuBLASLt assumes
+// 256 bytes unless told; for cudaMalloc'd operands the values are the defaults) and, when
+// `mask` is not 0, a reduction-scheme mask.
+cublasStatus_t make_pref(const LtShape& s, uint32_t mask, cublasLtMatmulPreference_t* pref) {
+  cublasStatus_t st = cublasLtMatmulPreferenceCreate(pref);
+  const uint64_t ws = kCublasLtMaxWorkspace;
+  if (st == CUBLAS_STATUS_SUCCESS)
+    st = cublasLtMatmulPreferenceSetAttribute(*pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws,
+                                              sizeof ws);
+  if (st == CUBLAS_STATUS_SUCCESS && mask != 0)
+    st = cublasLtMatmulPreferenceSetAttribute(*pref, CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK,
+                                              &mask, sizeof mask);
+  const uint32_t al[4] = {s.align_a, s.align_b, s.align_c, s.align_c};
+  const cublasLtMatmulPreferenceAttributes_t keys[4] = {
+      CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
+      CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES};
+  for (int i = 0; st == CUBLAS_STATUS_SUCCESS && i < 4; ++i)
+    st = cublasLtMatmulPreferenceSetAttribute(*pref, keys[i], &al[i], sizeof al[i]);
+  return st;
+}
+
+bool same_algo(const cublasLtMatmulAlgo_t& x, const cublasLtMatmulAlgo_t& y) {
+  return std::memcmp(&x, &y, sizeof x) == 0;
+}
+
 // Creates the descriptors of `s` and asks the heuristic for up to kCublasLtCandidates
 // algorithms; on any failure the plan is left empty and `why` says what cuBLASLt answered.
+// The first request is the one a direct caller makes (every reduction scheme allowed), so
+// variant 0 is the algorithm such a caller runs, unless it rounds split-K partial sums to a
+// 16-bit C (cublaslt_algo_precise); the algorithms declined for that are replaced by those of a
+// second request limited to the schemes that reduce in the compute type.
 void try_shape(cublasLtHandle_t h, const GemmProblem& p, const LtShape& s, CublasLtPlan* plan,
                std::string& why) {
   const tc_gemm_desc& d = p.d;
@@ -60,7 +91,6 @@ void try_shape(cublasLtHandle_t h, const GemmProblem& p, const LtShape& s, Cubla
                                           : CUBLAS_COMPUTE_32F;
   const cudaDataType_t scale = i8 ? CUDA_R_32I : CUDA_R_32F;
   const cudaDataType_t in = cuda_data_type(d.a_dtype), out = cuda_data_type(d.c_dtype);
-  cublasLtMatmulPreference_t pref = nullptr;
   auto check = [&](cublasStatus_t st, const char* what) {
     if (st != CUBLAS_STATUS_SUCCESS && why.empty())
       why = fmt::format("{} returned {}", what, cublasLtGetStatusString(st));
@@ -79,41 +109,39 @@ void try_shape(cublasLtHandle_t h, const GemmProblem& p, const LtShape& s, Cubla
                    "the layout of B");
   ok = ok && check(make_layout(&plan->c, out, s.c_rows, s.c_cols, s.ldc, p.batch, s.stride_c),
                    "the layout of C");
-  ok = ok && check(cublasLtMatmulPreferenceCreate(&pref), "cublasLtMatmulPreferenceCreate");
-  if (ok) {
-    const uint64_t ws = kCublasLtMaxWorkspace;
-    // Deterministic split-K only: no reduction, or a separate pass in the compute type.
-    const uint32_t schemes =
-        CUBLASLT_REDUCTION_SCHEME_NONE | CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE;
-    const uint32_t al[4] = {s.align_a, s.align_b, s.align_c, s.align_c};
-    const cublasLtMatmulPreferenceAttributes_t keys[4] = {
-        CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
-        CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES};
-    ok = check(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
-                                                    &ws, sizeof ws),
-               "setting the workspace limit");
-    ok =
-        ok && check(cublasLtMatmulPreferenceSetAttribute(
-                        pref, CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK, &schemes, sizeof schemes),
-                    "setting the reduction schemes");
-    for (int i = 0; ok && i < 4; ++i)
-      ok = check(cublasLtMatmulPreferenceSetAttribute(pref, keys[i], &al[i], sizeof al[i]),
-                 "setting an alignment");
-  }
-  if (ok) {
+  // Appends the heuristic's answers under `mask` (0: no mask) that are precise enough and not
+  // already in the plan; returns how many it declined for precision. `first_declined`: its
+  // first answer was one of them.
+  bool first_declined = false;
+  auto ask = [&](uint32_t mask) {
+    int declined = 0;
+    cublasLtMatmulPreference_t pref = nullptr;
+    ok = ok && check(make_pref(s, mask, &pref), "setting the heuristic's preferences");
     cublasLtMatmulHeuristicResult_t r[kCublasLtCandidates] = {};
     int n = 0;
-    ok = check(cublasLtMatmulAlgoGetHeuristic(h, plan->op, plan->a, plan->b, plan->c, plan->c, pref,
-                                              kCublasLtCandidates, r, &n),
-               "cublasLtMatmulAlgoGetHeuristic");
-    for (int i = 0; ok && i < n; ++i)
-      if (r[i].state == CUBLAS_STATUS_SUCCESS) plan->algos.push_back(r[i]);
-    if (ok && plan->algos.empty()) {
-      why = "cuBLASLt's heuristic returned no algorithm";
-      ok = false;
+    ok = ok && check(cublasLtMatmulAlgoGetHeuristic(h, plan->op, plan->a, plan->b, plan->c, plan->c,
+                                                    pref, kCublasLtCandidates, r, &n),
+                     "cublasLtMatmulAlgoGetHeuristic");
+    for (int i = 0; ok && i < n && plan->algos.size() < size_t(kCublasLtCandidates); ++i) {
+      if (r[i].state != CUBLAS_STATUS_SUCCESS) continue;
+      if (!cublaslt_algo_precise(r[i].algo, d.c_dtype)) {
+        first_declined = first_declined || i == 0;
+        ++declined;
+        continue;
+      }
+      bool seen = false;
+      for (const auto& a : plan->algos) seen = seen || same_algo(a.algo, r[i].algo);
+      if (!seen) plan->algos.push_back(r[i]);
     }
+    if (pref) cublasLtMatmulPreferenceDestroy(pref);
+    return declined;
+  };
+  if (ask(0) > 0) ask(CUBLASLT_REDUCTION_SCHEME_NONE | CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE);
+  plan->direct_first = !first_declined;
+  if (ok && plan->algos.empty()) {
+    why = "cuBLASLt's heuristic returned no algorithm";
+    ok = false;
   }
-  if (pref) cublasLtMatmulPreferenceDestroy(pref);
   if (!ok) destroy(plan);
 }
 

@@ -5,12 +5,27 @@
 // (a real model's weights are rarely in L2; up to 512 copies, as the bench, so that a 256^3
 // problem is not timed on L2-resident operands the bench never sees), writing a scratch C
 // (same offset modulo 256 bytes as the real C, so plans make the same alignment decisions).
-// One warm-up run, then the median of five batches of about half a millisecond; the rotation
-// continues from batch to batch. Back to back, a candidate whose host cost per call exceeds its
-// GPU time is timed at its host cost, as the bench (and an application) sees it. Two other
-// methods were measured and dropped (H200, 2026-11-29): back-to-back runs on one warm copy
-// chose cuBLASLt algorithms that lost 10-30% on cold decode weights, and single runs behind an
-// L2 flush chose kernels that are fast alone but slower back to back (small shapes, 0.8x).
+// One warm-up run, then five batches of about half a millisecond; the rotation continues from
+// batch to batch. Back to back, a candidate whose host cost per call exceeds its GPU time is
+// timed at its host cost, as the bench (and an application) sees it. Two other methods were
+// measured and dropped (H200, 2026-11-29): back-to-back runs on one warm copy chose cuBLASLt
+// algorithms that lost 10-30% on cold decode weights, and single runs behind an L2 flush chose
+// kernels that are fast alone but slower back to back (small shapes, 0.8x).
+//
+// Paired with a reference: the GPU's speed drifts by as much as the candidates differ (the same
+// cuBLASLt algorithm on decode weights timed 31.0 and 33.4 us one second apart). So each
+// candidate's batches alternate with batches of the reference, cuBLASLt's variant 0 (the
+// algorithm a direct cuBLASLt caller runs), and the candidate's time is the median of its
+// per-pair ratios to the reference times the reference's first measured time in this tuning:
+// every candidate of one tuning is on one scale, with the drift between candidates divided out.
+// The reference itself reports that first time. This doubles the GPU time of a tuning (each
+// candidate's five batches are matched by five of the reference): in tc bench gemm (H200,
+// 2026-11-29 20:10 UTC) the first call of a new class took 95 ms (median of the sweep), 105 ms
+// (decode, 96 classes: 9.8 s) and at most 2.5 s (f32 8192^3). Problems cuBLASLt has no plan for
+// are timed alone. Pairing removes drift, not every difference between these half-millisecond
+// bursts and long back-to-back runs: in that run three cuBLASLt algorithms and one own kernel
+// that had tied or won their paired tuning ran 5-7% slower than the reference in the bench,
+// which is why autotune::choose keeps the reference unless another is more than 5% faster.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -30,6 +45,29 @@ constexpr double kBatchMs = 0.5;
 
 size_t round256(size_t x) {
   return (x + 255) / 256 * 256;
+}
+
+double median(double* t, int n) {
+  std::sort(t, t + n);
+  return t[n / 2];
+}
+
+// The reference of this thread's tuning: the problem (device and cuBLASLt plan key) and the
+// reference's first time for it.
+struct Reference {
+  const void* device = nullptr;
+  CublasLtKey key{};
+  double ms = -1;
+};
+thread_local Reference t_ref;
+
+// The cuBLASLt row that serves p (the rows split by input dtype), or nullptr.
+const GemmRow* reference_row(const GemmProblem& p) {
+  for (const GemmRow& row : gemm_table()) {
+    std::string why;
+    if (row.backend == TC_BACKEND_CUBLASLT && row.can_run(p, why)) return &row;
+  }
+  return nullptr;
 }
 
 // An operand's bytes from the 256-byte boundary below its first element to its last element.
@@ -55,6 +93,11 @@ int CudaDevice::gemm_variants(const GemmProblem& p, const GemmRow& row) {
 }
 
 double CudaDevice::time_gemm(const GemmProblem& p, const GemmRow& row, int variant) {
+  const GemmRow* ref = reference_row(p);
+  const bool is_ref = ref == &row && variant == 0;
+  const CublasLtKey key = CublasLtKey::of(p);
+  const bool known = t_ref.device == this && t_ref.key == key && t_ref.ms > 0;
+  if (is_ref && known) return t_ref.ms;  // the reference's first time: this tuning's scale
   set_device(ordinal_);
   const tc_gemm_desc& d = p.d;
   const Span a = span(p.a, d.transpose_a ? d.K : d.M, d.transpose_a ? d.M : d.K, d.lda, p.batch,
@@ -87,42 +130,56 @@ double CudaDevice::time_gemm(const GemmProblem& p, const GemmRow& row, int varia
                            cudaMemcpyDeviceToDevice, stream_) == cudaSuccess;
     }
   }
-  std::vector<GemmProblem> q(size_t(copies), p);
-  for (int i = 0; i < copies; ++i) {
+  // The candidate's runs (q[0..copies)) and the reference's (q[copies..2 copies)).
+  std::vector<GemmProblem> q(size_t(2 * copies), p);
+  for (int i = 0; i < 2 * copies; ++i) {
     GemmProblem& qi = q[size_t(i)];
     qi.c = static_cast<char*>(scratch) + c.offset;
     qi.stream = stream_;
-    qi.variant = variant;
+    qi.variant = i < copies ? variant : 0;
     if (copies == 1) continue;
-    char* base = rotated + size_t(i) * pair;
+    char* base = rotated + size_t(i % copies) * pair;
     qi.a = base + a.offset;
     qi.b = base + round256(a.bytes) + b.offset;
   }
   cudaEvent_t e0 = nullptr, e1 = nullptr;
   ok = ok && cudaEventCreate(&e0) == cudaSuccess && cudaEventCreate(&e1) == cudaSuccess;
-  // Milliseconds per run over n back-to-back runs that rotate through the copies.
+  // Milliseconds per run over n back-to-back runs of `r` that rotate through the copies.
   int next = 0;
-  auto batch = [&](int n) -> double {
+  auto batch = [&](const GemmRow& r, int first, int n) -> double {
     if (cudaEventRecord(e0, stream_) != cudaSuccess) return -1;
     for (int i = 0; i < n; ++i)
-      if (row.run(q[size_t(next++ % copies)]) != TC_SUCCESS) return -1;
+      if (r.run(q[size_t(first + next++ % copies)]) != TC_SUCCESS) return -1;
     float ms = 0;
     if (cudaEventRecord(e1, stream_) != cudaSuccess || cudaEventSynchronize(e1) != cudaSuccess ||
         cudaEventElapsedTime(&ms, e0, e1) != cudaSuccess)
       return -1;
     return double(ms) / n;
   };
+  auto per_batch = [](double one) { return std::clamp(int(kBatchMs / one) + 1, 1, kMaxPerBatch); };
   double result = -1;
-  if (ok && batch(1) >= 0) {  // the first run is the warm-up (module loading, plan caches)
-    const double one = batch(1);
-    if (one > 0) {
-      const int per = std::clamp(int(kBatchMs / one) + 1, 1, kMaxPerBatch);
-      double t[kBatches];
+  // The first run of each is the warm-up (module loading, plan caches).
+  const bool paired = ok && !is_ref && ref != nullptr && batch(*ref, copies, 1) >= 0;
+  if (ok && batch(row, 0, 1) >= 0) {
+    const double one = batch(row, 0, 1);
+    const double one_ref = paired ? batch(*ref, copies, 1) : -1;
+    if (one > 0 && (!paired || one_ref > 0)) {
+      const int per = per_batch(one), per_ref = paired ? per_batch(one_ref) : 0;
+      double t[kBatches], t_ref_ms[kBatches], ratio[kBatches];
       bool good = true;
-      for (double& x : t) good = good && (x = batch(per)) > 0;
-      if (good) {
-        std::sort(t, t + kBatches);
-        result = t[kBatches / 2];
+      for (int i = 0; i < kBatches && good; ++i) {
+        // Alternating which goes first, so neither always follows the other's tail.
+        if (paired && i % 2 == 1) good = (t_ref_ms[i] = batch(*ref, copies, per_ref)) > 0;
+        good = good && (t[i] = batch(row, 0, per)) > 0;
+        if (paired && i % 2 == 0) good = good && (t_ref_ms[i] = batch(*ref, copies, per_ref)) > 0;
+        if (good && paired) ratio[i] = t[i] / t_ref_ms[i];
+      }
+      if (good && !paired) {
+        result = median(t, kBatches);
+        if (is_ref) t_ref = {this, key, result};
+      } else if (good) {
+        if (!known) t_ref = {this, key, median(t_ref_ms, kBatches)};
+        result = t_ref.ms * median(ratio, kBatches);
       }
     }
   }

@@ -63,6 +63,7 @@ TEST(AutotuneCache, KeyNamesDtypesTransposesClassAlignmentDeviceAndVersion) {
   EXPECT_NE(k.find(" a-- "), std::string::npos) << k;
   EXPECT_NE(k.find("GPU-X sm_90 132 SMs"), std::string::npos) << k;
   EXPECT_NE(k.find(tc_version_string()), std::string::npos) << k;
+  EXPECT_NE(k.find(" cand 2"), std::string::npos) << k;  // the candidate lists' revision
   // Same class: sizes inside the same powers of two (beyond 64) share the key; a transpose does
   // not; sizes up to 32 are classed exactly, up to 64 by multiples of 8.
   GemmProblem q = p;
