@@ -92,7 +92,7 @@ Geo geometry(const Args& a) {
   for (int c = 1; c <= (g.NT == 4 ? 4 : 2) && g.XU == 0; c *= 2) {
     const int ks = (pieces + c - 1) / c, xu = (ks * 4 + kCW - 1) / kCW;
     const int most = g.NT == 1 ? (c == 1 ? 4 : 6) : 4 / g.NT;
-    if (xu <= most && (c == 1 || pieces >= c)) {
+    if (xu <= most && (c - 1) * ks < pieces) {  // every rank has a K range
       g.C = c;
       g.Ks = ks * 256;
       g.XU = xu;
