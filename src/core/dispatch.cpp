@@ -67,25 +67,12 @@ const GemmRow* find_row(const GemmProblem& p, const char* name) {
   return nullptr;
 }
 
-// Times every row (and variant) that can serve p and keeps the fastest. The GPU's speed drifts
-// while it tunes (the same cuBLASLt algorithm on decode weights timed 31.0 and 33.4 us one second
-// apart, H200 2026-11-29), so the candidates within kRetimeBand of the best are timed again in
-// reverse order and keep the mean of both timings: a linear drift then weighs on all of them
-// alike. Then a candidate earlier in the ladder keeps its place unless a later one is more than
-// kMargin faster, so noise does not flip near-equal candidates from one process to the next;
-// cuBLASLt's variants are in its heuristic's order, so near a tie its first algorithm, the one an
-// application calling cuBLASLt directly runs, is kept.
-constexpr double kRetimeBand = 0.03, kMargin = 0.01;
-
-struct Candidate {
-  const GemmRow* row;
-  int variant;
-  double ms;
-};
-
+// Times every row (and variant) that can serve p; autotune::choose decides (near-ties timed
+// again, the ladder rule, and cuBLASLt's variant 0, the direct caller's algorithm, kept unless
+// another candidate is more than 5% faster).
 const GemmRow* tune(GemmProblem& p, GemmTimer& timer) {
   const auto t0 = std::chrono::steady_clock::now();
-  std::vector<Candidate> cands;
+  std::vector<autotune::Timed> cands;
   std::string log;
   for (const GemmRow& row : gemm_table()) {
     std::string why;
@@ -97,33 +84,19 @@ const GemmRow* tune(GemmProblem& p, GemmTimer& timer) {
       if (ms > 0) cands.push_back({&row, v, ms});
     }
   }
-  double fastest = 0;
-  for (const Candidate& c : cands) fastest = fastest > 0 ? std::min(fastest, c.ms) : c.ms;
-  std::vector<Candidate*> near;
-  for (Candidate& c : cands)
-    if (c.ms <= fastest * (1 + kRetimeBand)) near.push_back(&c);
-  if (near.size() > 1) {
-    log += "; again:";
-    for (auto it = near.rbegin(); it != near.rend(); ++it) {
-      Candidate& c = **it;
-      const double ms = timer.time_gemm(p, *c.row, c.variant);
-      log += fmt::format(" {}#{}={:.4f}ms", c.row->name, c.variant, ms);
-      if (ms > 0) c.ms = (c.ms + ms) / 2;
-    }
-  }
+  const int w = autotune::choose(
+      cands, [&](const autotune::Timed& c) { return timer.time_gemm(p, *c.row, c.variant); }, &log);
   clear_error();      // a failed candidate must not leave its message behind
   t_noted = nullptr;  // nor the instance name a candidate noted
-  const Candidate* best = nullptr;
-  for (const Candidate& c : cands)
-    if (best == nullptr || c.ms < best->ms * (1 - kMargin)) best = &c;
-  if (best == nullptr) return nullptr;
+  if (w < 0) return nullptr;
+  const autotune::Timed& best = cands[size_t(w)];
   const double tune_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   log_debug(fmt::format("autotune {}: chose {}#{} after {:.1f} ms of tuning;{}", describe(p),
-                        best->row->name, best->variant, tune_ms, log));
-  autotune::store(p, timer.device_key(), {best->row->name, best->variant, best->ms});
-  p.variant = best->variant;
-  return best->row;
+                        best.row->name, best.variant, tune_ms, log));
+  autotune::store(p, timer.device_key(), {best.row->name, best.variant, best.ms});
+  p.variant = best.variant;
+  return best.row;
 }
 
 // The autotune hook: nullptr means "use the ladder".
