@@ -24,6 +24,11 @@
 // pass-barrier kernel, so both give the same bits. Ring: one stage per pass (the rank's K range
 // of 16 rows, one bulk copy per row, rows padded to an odd number of 16-byte lines), as many
 // stages as fit (up to 8), quant_bulk.cuh's producer.
+//
+// Measured (H200, docs/quant.md): at M = 8 14-24% less time than the pass-barrier kernel per
+// launch, decode batch 8 7-11% less; at M = 32 the 4-CTA clusters (576-byte copies, one unit per
+// warp and pass, 256 reduction loads per reducing lane and pass) were 1.1-1.5x slower, so by
+// default only M <= 8 comes here (TC_QUANT_F16_XREG_MAXM).
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -338,9 +343,11 @@ bool mma_f16_xreg_fits(const Args& a) {
   const char* v = std::getenv("TC_QUANT_F16_XREG");
   if (v && std::strcmp(v, "0") == 0) return false;
   if (a.M < 1 || a.M > 32 || a.K < 256 || a.K % 256 != 0) return false;
-  // TC_QUANT_F16_XREG_MAXM=m (A/B): only M <= m here.
+  // M <= 8 by default: at M = 32 the 4-CTA clusters measured slower than the pass-barrier
+  // kernel (H200 20:20 UTC: decode batch 32 Q4_0 8.23 vs 5.46 ms; docs/quant.md), M 9..16 was
+  // not measured. TC_QUANT_F16_XREG_MAXM=m (A/B, tests): M <= m here.
   const char* mm = std::getenv("TC_QUANT_F16_XREG_MAXM");
-  if (mm && *mm && a.M > std::atoi(mm)) return false;
+  if (a.M > (mm && *mm ? std::atoi(mm) : 8)) return false;
   if (a.w_dtype != TC_DTYPE_Q4_0 && a.w_dtype != TC_DTYPE_Q8_0 && a.w_dtype != TC_DTYPE_Q4_K)
     return false;
   const Geo g = geometry(a);

@@ -8,9 +8,9 @@
 namespace tc::cuda::quant {
 
 // True where the X-in-registers kernel serves `a`: K % 256 == 0 and M <= 8 with K <= 12288
-// (a 2-CTA cluster above 4096), M <= 16 with K <= 4096 (2 CTAs above 2048), M <= 32 with
-// K <= 4096 (2 or 4 CTAs above 1024); TC_QUANT_F16_XREG is not "0" (the A/B knob: 0 selects
-// the pass-barrier kernel) and M <= TC_QUANT_F16_XREG_MAXM where that is set.
+// (a 2-CTA cluster above 4096); with TC_QUANT_F16_XREG_MAXM=16 or 32 (A/B, tests; default 8)
+// also M <= 16 with K <= 4096 (2 CTAs above 2048) and M <= 32 with K <= 4096 (2 or 4 CTAs above
+// 1024). TC_QUANT_F16_XREG=0 (A/B): never (the pass-barrier kernel everywhere).
 bool mma_f16_xreg_fits(const Args& a);
 
 // Launches it (no workspace; programmatic dependent launch where a.pdl asks).

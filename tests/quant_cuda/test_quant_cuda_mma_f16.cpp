@@ -6,10 +6,10 @@
 // pass; launched twice back to back, the second under PDL (the same bits). Every case runs
 // both the X-in-registers kernel (quant_mma_xreg.cu, where it fits) and the pass-barrier one:
 // the same bits where the former splits no K (M <= 8, K <= 4096: XU = 1..4 units of X per
-// warp, every warp reducing passes); its 2- and 4-CTA clusters for M 8, 13, 24 over several
-// passes each. Bound 1e-3: X and the dequantized weights are rounded to f16 (~3e-4 expected),
-// the bound the rows test applies to f16 temporaries; a wrong fragment order or a missed scale
-// gives errors of order 1. Skips without a CUDA device.
+// warp, every warp reducing passes); its 2- and 4-CTA clusters for M 8, 13, 24 (the latter two
+// only with TC_QUANT_F16_XREG_MAXM=32, which the test sets). Bound 1e-3: X and the dequantized
+// weights are rounded to f16 (~3e-4 expected), the bound the rows test applies to f16 temporaries;
+// a wrong fragment order or a missed scale gives errors of order 1. Skips without a CUDA device.
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
@@ -35,13 +35,14 @@ std::vector<LaunchCase> cases() {
     out.push_back({w, 16, 37, 11008});  // two column tiles, K splits
     out.push_back({w, 32, 257, 4096});  // four column tiles, K splits
     out.push_back({w, 5, 20011, 256});  // ~10 passes per CTA: slots reused many times
-    out.push_back({w, 8, 6341, 4096});  // M <= 8, K 4096: X in registers, 3 passes per CTA
+    out.push_back({w, 8, 2115, 4096});  // M <= 8, K 4096: X in registers, the whole ring
   }
+  out.push_back({TC_DTYPE_Q4_0, 4, 12677, 4096});  // 6 passes per CTA: ring and slots wrap
   out.push_back({TC_DTYPE_Q4_K, 3, 40009, 256});   // ~19 passes per CTA: every warp reduces
   out.push_back({TC_DTYPE_Q8_0, 6, 2053, 3072});   // 3 units of X per warp
-  out.push_back({TC_DTYPE_Q4_0, 8, 4001, 11008});  // 2-CTA clusters, ~4 passes each
-  out.push_back({TC_DTYPE_Q4_K, 13, 3001, 4096});  // M <= 16: 2-CTA clusters, ~3 passes
-  out.push_back({TC_DTYPE_Q4_K, 24, 6007, 4096});  // M <= 32: 4-CTA clusters, ~12 passes
+  out.push_back({TC_DTYPE_Q4_0, 8, 2113, 11008});  // 2-CTA clusters, 2 passes each
+  out.push_back({TC_DTYPE_Q4_K, 13, 1501, 4096});  // M <= 16: 2-CTA clusters
+  out.push_back({TC_DTYPE_Q4_K, 24, 2007, 4096});  // M <= 32: 4-CTA clusters, ~4 passes each
   out.push_back({TC_DTYPE_Q4_0, 32, 1001, 2048});  // a partial last pass, 4 column tiles
   return out;
 }
@@ -70,6 +71,7 @@ TEST(QuantCudaMmaF16, MatchesFloat64) {
       if (*splits == '3' && c.K < 768) continue;
       setenv("TC_QUANT_F16_SPLITS", *splits == '3' ? splits : "", 1);
       setenv("TC_QUANT_F16_XREG", *splits == 'x' ? "0" : "1", 1);
+      setenv("TC_QUANT_F16_XREG_MAXM", "32", 1);  // its clusters too (the rows stop at M 8)
       const size_t work_bytes = kq::mma_f16_work_bytes(launch_args(c, w, x, y));
       DevMem work(std::max<size_t>(work_bytes, 16));  // none needed without K splits
       kq::Args args = launch_args(c, w, x, y, work.p, work_bytes);
@@ -98,6 +100,7 @@ TEST(QuantCudaMmaF16, MatchesFloat64) {
     }
     unsetenv("TC_QUANT_F16_SPLITS");
     unsetenv("TC_QUANT_F16_XREG");
+    unsetenv("TC_QUANT_F16_XREG_MAXM");
     ++ran;
   }
   cudaStreamDestroy(st);
