@@ -22,12 +22,13 @@
 //  - Consumer: per stage two k64 sub-steps; each loads its packed words from shared memory,
 //    waits for the wgmma group that last read its register buffer (two buffers, wait_group 1),
 //    decodes its 16 A registers (q4_0_frags / q4_k_frags), issues four wgmmas and commits.
-//  - Q4_K scales: warps 2-3 of the producer warpgroup (idle otherwise) turn each stage's block
-//    headers into the half2 scale / negated-min pairs the consumers multiply by (4 KB a stage,
-//    one 16-byte load per row and sub-step). Computed by the consumers themselves (the first
-//    version, kept as SCALES = false for A/B), the four lanes of a quad each redid them at the
-//    top of every stage: Q4_K took 148.7 us against Q4_0's 107.1 (H200 18:29 UTC), the same
-//    with W's copy left out (consumer-bound).
+//  - Q4_K scales: warps 2-3 of the producer warpgroup (idle otherwise) turn the block headers
+//    into the half2 scale / negated-min pairs the consumers multiply by (4 KB a stage, one
+//    16-byte load per row and sub-step), once per block for its two stages. Computed by the
+//    consumers themselves (the first version, kept for A/B), the four lanes of a quad each
+//    redid them at the top of every stage: Q4_K took 148.7 us against Q4_0's 107.1 (H200 18:29
+//    UTC), the same with W's copy left out (consumer-bound); with the helpers every stage,
+//    113.7 us against Q4_0's 94.8 (20:16 UTC).
 //  - Launched under programmatic dependent launch: the CTAs start (barriers, map prefetch)
 //    while the X conversion before it drains; the producer waits for it (griddepcontrol.wait)
 //    before its first copy. Consumers touch global memory only for Y, after data that came
@@ -53,33 +54,44 @@ namespace {
 using namespace tc::tile;
 
 constexpr int kTileW = 128, kTileX = 128, kBK = 128;
-constexpr int kThreads = 384;
 constexpr int kDefaultCluster = 1;
 constexpr int kXStage = kTileX * kBK * 2;  // 32 KB
 constexpr int kHdrBox = 16;                // Q4_K: the block header box
 constexpr int kHdrBytes = kTileW * kHdrBox;
-constexpr int kHelperFirst = 64, kHelpers = 64;  // producer warpgroup threads 64..127
 
-// One kernel configuration. WBOX: bytes of a W row per stage (box width, shared-memory row
+// One kernel configuration. kWBox: bytes of a W row per stage (box width, shared-memory row
 // stride). TMA needs the innermost box coordinate 16-byte aligned (an 8-byte one raised
 // cudaErrorIllegalInstruction on the H200, 18:12 UTC): Q4_0's 72 bytes at 72 kb start 0 or 8
-// bytes past 72 kb rounded down to 16, so 80 bytes hold them (the first TMA version read 112,
-// 40% more W bytes than needed; kept for A/B); Q4_K's 64 qs bytes start 16-byte aligned. 80 =
-// 20 words and 112 = 28: the 8 rows a warp reads hit distinct banks with either.
-// SCALES (Q4_K): the helper threads compute the scales. STAGES: ring depth.
-template <int FMT_, int CL_, bool SCALES_, int WBOX, int STAGES>
+// bytes past 72 kb rounded down to 16, so 80 bytes hold them (the first TMA version read 112:
+// as fast, 20:16 UTC); Q4_K's 64 qs bytes start 16-byte aligned. 80 = 20 words: the 8 rows a
+// warp reads hit distinct banks.
+// SC (Q4_K): who computes the scales. 0: the consumers, at the top of every stage (the first
+// version). 1: warps 2-3 of the producer warpgroup, every stage. 2: the same warps, once per
+// Q4_K block (every other stage) for both of its stages: their two SMSPs issue this work on
+// top of their consumer warps' (a 13th warp to spread it over all four SMSPs would cap the
+// kernel at 128 registers: four warps on one SMSP's 16K; ptxas spilled). Four ring stages (five
+// fit Q4_0's shared memory but measured slower, 20:16 UTC).
+template <int FMT_, int CL_, int SC>
 struct Cfg {
-  static constexpr int FMT = FMT_, CL = CL_, kWBox = WBOX, kStages = STAGES;
-  static constexpr bool SCALES = SCALES_;
-  static constexpr int kQsOff = FMT == kQ4_K ? kHdrBytes : 0;  // Q4_K: headers, then qs
-  static constexpr int kWSlot = kQsOff + kTileW * kWBox;
+  static constexpr int FMT = FMT_, CL = CL_, kWBox = 80, kStages = 4;
+  static constexpr bool SCALES = SC > 0, kPerBlock = SC == 2;
+  static constexpr int kHelperFirst = 64, kHelpers = 64;  // threads 64..127 when SCALES
+  static constexpr int kThreads = 384;
+  // Q4_K with per-block scales: one 80-byte box a stage, from the block's start on even
+  // stages (header, qs 0..63) and from its byte 64 on odd ones (qs 64..127 at 16..79): only
+  // the helpers read headers, on even stages. Otherwise (SC 0, 1) a 16-byte header box every
+  // stage into a header area, then the qs box: 256 TMA rows a stage instead of 128.
+  static constexpr bool kMerged = FMT == kQ4_K && SC == 2;
+  static constexpr int kHdrArea = FMT == kQ4_K && !kMerged ? kHdrBytes : 0;
+  static constexpr int kQsInRow = kMerged ? 16 : 0;  // Q4_K: qs bytes' offset in a slot row
+  static constexpr int kWSlot = kHdrArea + kTileW * kWBox;
   // SCALES: per stage, for each W row, per k64 sub-step {s lo, s hi, -m lo, -m hi} (half2).
   static constexpr int kScaleSlot = SCALES ? kTileW * 32 : 0;
   static constexpr size_t kSmem =
       1024 + kStages * (kXStage + kWSlot + kScaleSlot) + 3 * kStages * sizeof(mbarrier);
-  static constexpr uint32_t kStageTx = kXStage + kTileW * kWBox + (FMT == kQ4_K ? kHdrBytes : 0);
+  static constexpr uint32_t kStageTx = kXStage + kTileW * kWBox + kHdrArea;
   static_assert(kSmem <= 227 * 1024, "shared memory per block");
-  static_assert(FMT == kQ4_K ? kWBox >= 64 : kWBox >= 80, "box too narrow for a stage's bytes");
+  static_assert(!kPerBlock || SCALES, "per-block scales are computed by the helpers");
 };
 
 // Q4_K: sub-block j's f16 scale d sc and negated min -(dmin m) for one row's header.
@@ -90,41 +102,53 @@ __device__ __forceinline__ void q4k_half_scales(const uint8_t* hdr, int j, __hal
   *nm = __float2half_rn(-(h2f(ld_u16(hdr + 2)) * float(m)));
 }
 
-// Helper threads (SCALES): rows h and h + 64 of every stage's headers -> the scale slot, as
-// the consumer would compute them (q4k_half_scales), then one arrival each on sfull.
+// One row's scale-slot entry for stage half H of a Q4_K block (sub-blocks 4 H .. 4 H + 3, as
+// constants so that the header stays in registers), as the consumer would compute it.
+template <int H>
+__device__ __forceinline__ void q4k_slot_row(const uint8_t* hb, uint8_t* out) {
+  uint32_t sv[4], mv[4];
+#pragma unroll
+  for (int j = 0; j < 4; ++j) {
+    __half sc, nm;
+    q4k_half_scales(hb, 4 * H + j, &sc, &nm);
+    sv[j] = bits(__half2half2(sc));
+    mv[j] = bits(__half2half2(nm));
+  }
+  uint4* o = reinterpret_cast<uint4*>(out);
+  o[0] = make_uint4(sv[0], sv[1], mv[0], mv[1]);  // sub-step 0: sub-blocks 4 H, 4 H + 1
+  o[1] = make_uint4(sv[2], sv[3], mv[2], mv[3]);  // sub-step 1: 4 H + 2, 4 H + 3
+}
+
+// Helper threads (SCALES): rows h and h + 64 of the stages' headers -> the scale slots, then
+// one arrival each on sfull. Per block (kPerBlock), at even kb for stages kb and kb + 1 (K %
+// 256 == 0: nk is even). Writing stage kb + 1's slot early is safe: full[kb] completing means
+// the consumers released stage kb - 4, which they do after loading the scales of stage kb - 3,
+// the last user of that slot; and every helper's arrival for kb - 3 precedes it.
 template <class C>
 __device__ __forceinline__ void q4k_scale_helper(const uint8_t* ws, uint8_t* ss, mbarrier* full,
                                                  mbarrier* sfull, int nk) {
-  const int h = threadIdx.x - kHelperFirst;
-  for (int kb = 0; kb < nk; ++kb) {
-    const int stage = kb % C::kStages;
-    mbar_wait(&full[stage], (kb / C::kStages) & 1);
+  constexpr int S = C::kStages;
+  const int h = threadIdx.x - C::kHelperFirst;
+  for (int kb = 0; kb < nk; kb += C::kPerBlock ? 2 : 1) {
+    mbar_wait(&full[kb % S], (kb / S) & 1);
 #pragma unroll
     for (int r = 0; r < 2; ++r) {
       const int row = h + 64 * r;
       alignas(16) uint8_t hb[kHdrBox];  // the 16-byte box: d, dmin, scales[12]
-      *reinterpret_cast<uint4*>(hb) =
-          *reinterpret_cast<const uint4*>(ws + stage * C::kWSlot + row * kHdrBox);
-      uint32_t sv[4], mv[4];
-      // Sub-blocks 4 (kb % 2) .. + 3, as constants so that the header stays in registers.
-      auto scales = [&](auto half) {
-#pragma unroll
-        for (int j = 0; j < 4; ++j) {
-          __half sc, nm;
-          q4k_half_scales(hb, 4 * decltype(half)::value + j, &sc, &nm);
-          sv[j] = bits(__half2half2(sc));
-          mv[j] = bits(__half2half2(nm));
-        }
-      };
-      if (kb & 1)
-        scales(std::integral_constant<int, 1>{});
-      else
-        scales(std::integral_constant<int, 0>{});
-      uint4* out = reinterpret_cast<uint4*>(ss + stage * C::kScaleSlot + row * 32);
-      out[0] = make_uint4(sv[0], sv[1], mv[0], mv[1]);  // sub-step 0: sub-blocks j, j + 1
-      out[1] = make_uint4(sv[2], sv[3], mv[2], mv[3]);  // sub-step 1: j + 2, j + 3
+      *reinterpret_cast<uint4*>(hb) = *reinterpret_cast<const uint4*>(
+          ws + (kb % S) * C::kWSlot + row * (C::kMerged ? C::kWBox : kHdrBox));
+      uint8_t* slot = ss + (kb % S) * C::kScaleSlot + row * 32;
+      if (C::kPerBlock) {
+        q4k_slot_row<0>(hb, slot);
+        q4k_slot_row<1>(hb, ss + ((kb + 1) % S) * C::kScaleSlot + row * 32);
+      } else if (kb & 1) {
+        q4k_slot_row<1>(hb, slot);
+      } else {
+        q4k_slot_row<0>(hb, slot);
+      }
     }
-    mbar_arrive(&sfull[stage]);
+    mbar_arrive(&sfull[kb % S]);
+    if (C::kPerBlock) mbar_arrive(&sfull[(kb + 1) % S]);
   }
 }
 
@@ -142,8 +166,8 @@ __device__ __forceinline__ void consume(uint8_t* xs, uint8_t* ws, const uint8_t*
     const int stage = kb % kStages;
     mbar_wait(&full[stage], (kb / kStages) & 1);
     const uint8_t* hdr = ws + stage * C::kWSlot + row * kHdrBox;  // Q4_K
-    const uint8_t* wrow = ws + stage * C::kWSlot + C::kQsOff + row * kWBox +
-                          (FMT == kQ4_0 ? (72 * kb) % 16 : 0);  // packed qs
+    const uint8_t* wrow = ws + stage * C::kWSlot + C::kHdrArea + row * kWBox +
+                          (FMT == kQ4_0 ? (72 * kb) % 16 : C::kQsInRow);  // packed qs
     const uint32_t xa = smem_addr(xs + stage * kXStage);
     __half2 sc[2][2][2], nm[2][2][2];  // Q4_K: [sub-step][row g / g + 8][low / high nibble]
     if constexpr (FMT == kQ4_K && C::SCALES) {
@@ -219,7 +243,7 @@ __device__ __forceinline__ void consume(uint8_t* xs, uint8_t* ws, const uint8_t*
 // every W tile: 32 times at N = 4096). Each CTA's empty barriers then count both CTAs'
 // consumer warps, since the peer's multicast writes into this CTA's stage too.
 template <class C>
-__global__ void __launch_bounds__(kThreads, 1)
+__global__ void __launch_bounds__(C::kThreads, 1)
     prefill_q4_wgmma_kernel(const __grid_constant__ TmaMap map_x,
                             const __grid_constant__ TmaMap map_w,
                             const __grid_constant__ TmaMap map_h, int M, int N, int K, float* y) {
@@ -241,11 +265,11 @@ __global__ void __launch_bounds__(kThreads, 1)
   if (threadIdx.x == 0) {
     tma_prefetch_map(&map_x);
     tma_prefetch_map(&map_w);
-    if constexpr (FMT == kQ4_K) tma_prefetch_map(&map_h);
+    if constexpr (C::kHdrArea > 0) tma_prefetch_map(&map_h);
     for (int s = 0; s < kStages; ++s) {
       mbar_init(&full[s], 1);        // the producer's expect_tx arrival
       mbar_init(&empty[s], 8 * CL);  // lane 0 of each consumer warp (of both CTAs)
-      mbar_init(&sfull[s], kHelpers);
+      mbar_init(&sfull[s], C::kHelpers);
     }
     mbar_fence_init();
   }
@@ -254,12 +278,15 @@ __global__ void __launch_bounds__(kThreads, 1)
   else
     __syncthreads();
 
-  if (threadIdx.x < 128) {                  // warpgroup 0: one thread issues every copy
-    if (threadIdx.x == 0) grid_dep_wait();  // X comes from the kernel before (PDL)
-    if constexpr (C::SCALES) {
-      if (threadIdx.x >= kHelperFirst) q4k_scale_helper<C>(ws, ss, full, sfull, nk);
-    }
-    for (int kb = 0; threadIdx.x == 0 && kb < nk; ++kb) {
+  const int tid = threadIdx.x;
+  const bool helper = C::SCALES && tid >= C::kHelperFirst && tid < C::kHelperFirst + 64;
+  if (tid >= 128 && tid < 384) {  // warpgroups 1 and 2
+    consume<C>(xs, ws, ss, full, empty, sfull, n0, m0, nk, rank, M, N, y);
+  } else if (helper) {
+    if constexpr (C::SCALES) q4k_scale_helper<C>(ws, ss, full, sfull, nk);
+  } else if (tid == 0) {  // one thread issues every copy
+    grid_dep_wait();      // X comes from the kernel before (PDL)
+    for (int kb = 0; kb < nk; ++kb) {
       const int stage = kb % kStages;
       mbar_wait(&empty[stage], ((kb / kStages) & 1) ^ 1);
       uint8_t* xd = xs + stage * kXStage;
@@ -276,12 +303,14 @@ __global__ void __launch_bounds__(kThreads, 1)
       if constexpr (FMT == kQ4_0) {  // the stage's 4 blocks: 72 bytes at 72 kb
         tma_load_3d(wd, &map_w, bar, 72 * kb / 16 * 16, n0, 0);
       } else {  // block kb / 2: its header, and the qs bytes of half kb % 2
-        tma_load_3d(wd, &map_h, bar, 144 * (kb / 2), n0, 0);
-        tma_load_3d(wd + kHdrBytes, &map_w, bar, 144 * (kb / 2) + 16 + 64 * (kb & 1), n0, 0);
+        if constexpr (C::kMerged) {
+          tma_load_3d(wd, &map_w, bar, 144 * (kb / 2) + 64 * (kb & 1), n0, 0);
+        } else {
+          tma_load_3d(wd, &map_h, bar, 144 * (kb / 2), n0, 0);
+          tma_load_3d(wd + kHdrBytes, &map_w, bar, 144 * (kb / 2) + 16 + 64 * (kb & 1), n0, 0);
+        }
       }
     }
-  } else {
-    consume<C>(xs, ws, ss, full, empty, sfull, n0, m0, nk, rank, M, N, y);
   }
   // No CTA may exit while its peer can still multicast into it or arrive on its barriers.
   if constexpr (CL == 2) cluster_sync();
@@ -341,30 +370,22 @@ tc_status_t launch_cfg(const Args& a, const void* x16, dim3 grid, bool pdl, cuda
   const auto kernel = prefill_q4_wgmma_kernel<C>;
   const tc_status_t st = allow_smem(reinterpret_cast<const void*>(kernel), C::kSmem);
   if (st != TC_SUCCESS) return st;
-  const cudaError_t e = launch_ex(kernel, grid, dim3(kThreads), C::kSmem, s, C::CL, pdl, map_x,
+  const cudaError_t e = launch_ex(kernel, grid, dim3(C::kThreads), C::kSmem, s, C::CL, pdl, map_x,
                                   map_w, map_h, a.M, a.N, a.K, a.y);
   return e == cudaSuccess ? TC_SUCCESS : cuda_fail(e, "quant prefill fused Q4 wgmma kernel launch");
 }
 
 template <int CL>
 tc_status_t launch_cl(const Args& a, const void* x16, dim3 grid, bool pdl, cudaStream_t s) {
-  // A/B knobs (defaults: the faster, or the expected faster before an H200 run):
-  // TC_QUANT_PREFILL_VARIANT=box112 (Q4_0: the first TMA version's 112-byte W box) or
-  // stages5 (Q4_0: five ring stages); TC_QUANT_PREFILL_Q4K_SCALES=0 (Q4_K: consumers compute
-  // the scales, the first version).
-  if (a.w_dtype == TC_DTYPE_Q4_0) {
-    if (knob_is("TC_QUANT_PREFILL_VARIANT", "box112"))
-      return launch_cfg<Cfg<kQ4_0, CL, false, 112, 4>>(a, x16, grid, pdl, s);
-    // (Single CTAs only: ptxas serialized the wgmmas of the CTA-pair instance, warning C7513.)
-    if constexpr (CL == 1) {
-      if (knob_is("TC_QUANT_PREFILL_VARIANT", "stages5"))
-        return launch_cfg<Cfg<kQ4_0, 1, false, 80, 5>>(a, x16, grid, pdl, s);
-    }
-    return launch_cfg<Cfg<kQ4_0, CL, false, 80, 4>>(a, x16, grid, pdl, s);
-  }
+  // A/B knob TC_QUANT_PREFILL_Q4K_SCALES=0 / stage (Q4_K: the consumers compute the scales,
+  // or the helpers every stage; Cfg). Measured and dropped (H200 20:16 UTC, docs/quant.md):
+  // Q4_0 with the 112-byte W box (as fast) and with five stages (slower).
+  if (a.w_dtype == TC_DTYPE_Q4_0) return launch_cfg<Cfg<kQ4_0, CL, 0>>(a, x16, grid, pdl, s);
   if (knob_is("TC_QUANT_PREFILL_Q4K_SCALES", "0"))
-    return launch_cfg<Cfg<kQ4_K, CL, false, 80, 4>>(a, x16, grid, pdl, s);
-  return launch_cfg<Cfg<kQ4_K, CL, true, 80, 4>>(a, x16, grid, pdl, s);
+    return launch_cfg<Cfg<kQ4_K, CL, 0>>(a, x16, grid, pdl, s);
+  if (knob_is("TC_QUANT_PREFILL_Q4K_SCALES", "stage"))
+    return launch_cfg<Cfg<kQ4_K, CL, 1>>(a, x16, grid, pdl, s);
+  return launch_cfg<Cfg<kQ4_K, CL, 2>>(a, x16, grid, pdl, s);
 }
 
 }  // namespace
