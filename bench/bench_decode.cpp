@@ -4,7 +4,8 @@
 // one stream with the launchers of src/cuda/quant_kernels.h (the kernels the dispatch table
 // picks) and captured into one CUDA graph, so launch gaps vanish; the graph is timed with CUDA
 // events (median). Batch 1 is also timed through the public API (tc_gemv_quantized_async,
-// captured into a graph and queued per step). Prints tok/s, effective GB/s of weight bytes, the
+// captured into a graph and queued per step, with and without TC_QUANT_WEIGHTS_CONSTANT, and
+// the host microseconds per queued call). Prints tok/s, effective GB/s of weight bytes, the
 // share of the copy bandwidth measured in the same run, and the peak device memory of each format
 // against weight bytes + activations.
 #include "bench_decode.h"
@@ -123,35 +124,49 @@ double time_step(const Step& s, tc_dtype_t fmt, int batch, bool act8, const floa
 }
 
 // The same step through the public API: tc_gemv_quantized_async on the tc stream, 129 calls,
-// each validated and dispatched (what an engine calling tc gets; the rows launch without PDL,
-// since through the API the previous kernel may have written W).
-bool queue_step_api(tc_context_t* ctx, const Step& s, tc_dtype_t fmt, int batch, bool act8,
-                    const Buffer& x, const Buffer& y, tc_stream_t* stream) {
-  for (size_t i = 0; i < s.w.size(); ++i) {
-    const tc_quant_matmul_desc d{batch,        s.shape[i].N, s.shape[i].K, fmt,
-                                 TC_DTYPE_F32, TC_DTYPE_F32, act8,         0.0f};
-    if (tc_gemv_quantized_async(ctx, &d, s.w[i].b, nullptr, x.b, y.b, stream) != TC_SUCCESS) {
-      fmt::print(stderr, "tc bench decode (API): {}\n", tc_last_error_message());
-      return false;
-    }
-  }
-  return true;
-}
+// each validated and dispatched (what an engine calling tc gets). With `flags` =
+// TC_QUANT_WEIGHTS_CONSTANT (the weights are written once, before the steps) the rows launch
+// with PDL as the launcher cells do; without, each kernel waits for the previous one to end.
+struct ApiStep {
+  tc_context_t* ctx;
+  const Step& s;
+  tc_dtype_t format;
+  const Buffer &x, &y;
+  tc_stream_t* stream;
+  uint32_t flags;
 
-// Median ms of a step through the API: captured into one CUDA graph (`graph`), or queued call
-// by call from the host each step; -1 on failure.
-double time_step_api(tc_context_t* ctx, const Step& s, tc_dtype_t fmt, int batch, bool act8,
-                     const Buffer& x, const Buffer& y, tc_stream_t* stream, bool graph,
-                     double seconds) {
-  auto st = static_cast<cudaStream_t>(tc_stream_native_handle(stream));
-  if (!queue_step_api(ctx, s, fmt, batch, act8, x, y, stream) ||
-      tc_stream_sync(stream) != TC_SUCCESS)
-    return -1;
+  // Queues call i of the step (i < 129).
+  bool call(size_t i) const {
+    tc_quant_matmul_desc d{};
+    d.M = 1;
+    d.N = s.shape[i].N;
+    d.K = s.shape[i].K;
+    d.w_dtype = format;
+    d.x_dtype = d.y_dtype = TC_DTYPE_F32;
+    d.quantize_activations = true;
+    d.flags = flags;
+    if (tc_gemv_quantized_async(ctx, &d, s.w[i].b, nullptr, x.b, y.b, stream) == TC_SUCCESS)
+      return true;
+    fmt::print(stderr, "tc bench decode (API): {}\n", tc_last_error_message());
+    return false;
+  }
+  bool queue() const {
+    for (size_t i = 0; i < s.w.size(); ++i)
+      if (!call(i)) return false;
+    return true;
+  }
+};
+
+// Median ms of a batch-1 step through the API: captured into one CUDA graph (`graph`), or
+// queued call by call from the host each step; -1 on failure.
+double time_step_api(const ApiStep& a, bool graph, double seconds) {
+  auto st = static_cast<cudaStream_t>(tc_stream_native_handle(a.stream));
+  if (!a.queue() || tc_stream_sync(a.stream) != TC_SUCCESS) return -1;
   if (!graph)
     return median_ms(
-        st, [&](int) { return queue_step_api(ctx, s, fmt, batch, act8, x, y, stream); }, seconds);
+        st, [&](int) { return a.queue(); }, seconds);
   return graph_ms(
-      st, [&] { return queue_step_api(ctx, s, fmt, batch, act8, x, y, stream); }, seconds);
+      st, [&] { return a.queue(); }, seconds);
 }
 
 // Workspace of the f16 MMA bulk kernel: the most any shape of the step needs (it grows with N
@@ -264,25 +279,39 @@ nlohmann::json run_decode_bench(tc_context_t* ctx, const DecodeBenchOptions& o) 
                                 {"kernels", ks}});
       }
     }
-    // Batch 1 with 8-bit activations through the public API (its rows need no scratch, so the
-    // calls can be captured): the graph, and call by call.
+    // Batch 1 with 8-bit activations through the public API (its rows keep their scratch in
+    // the stream's workspace, so the calls can be captured): the graph and call by call, with
+    // TC_QUANT_WEIGHTS_CONSTANT (PDL, as the launcher cells) and without (the same-run A/B);
+    // the queued rows also give the host microseconds per call (a burst of calls while the
+    // GPU queue absorbs them).
     if (std::find(o.batches.begin(), o.batches.end(), 1) != o.batches.end()) {
-      for (bool graph : {true, false}) {
-        const double ms = time_step_api(ctx, s, f, 1, true, x, y, stream, graph, o.seconds);
-        const double gbps = ms > 0 ? double(s.weight_bytes) / (ms * 1e-3) / 1e9 : 0;
-        const double tok = ms > 0 ? 1e3 / ms : 0.0;
-        const char* how = graph ? "public API: tc_gemv_quantized_async x129, one CUDA graph"
-                                : "public API: tc_gemv_quantized_async x129, queued per step";
-        fmt::print("{:>6} | {:>5} | {:>3} | {:>8.3f} | {:>8.1f} | {:>7.0f} | {:>5.1f}% | {}\n",
-                   name, 1, "q8", ms, tok, gbps, copy > 0 ? 100 * gbps / copy : 0.0, how);
-        doc["cells"].push_back({{"format", name},
-                                {"batch", 1},
-                                {"act8", true},
-                                {"api", graph ? "graph" : "queued"},
-                                {"ms", ms},
-                                {"tok_s", tok},
-                                {"gbps", gbps},
-                                {"copy_share", copy > 0 ? gbps / copy : 0.0}});
+      for (const uint32_t flags : {uint32_t(TC_QUANT_WEIGHTS_CONSTANT), 0u}) {
+        const ApiStep api{ctx, s, f, x, y, stream, flags};
+        for (bool graph : {true, false}) {
+          const double ms = time_step_api(api, graph, o.seconds);
+          double host_us = -1;
+          if (!graph)
+            host_us = host_us_per_call(st, [&](int i) { return api.call(size_t(i) % s.w.size()); });
+          const double gbps = ms > 0 ? double(s.weight_bytes) / (ms * 1e-3) / 1e9 : 0;
+          const double tok = ms > 0 ? 1e3 / ms : 0.0;
+          const std::string how =
+              fmt::format("public API: tc_gemv_quantized_async x129, {}, {}{}",
+                          graph ? "one CUDA graph" : "queued per step",
+                          flags ? "TC_QUANT_WEIGHTS_CONSTANT (PDL)" : "no flag (no PDL)",
+                          graph ? "" : fmt::format(", host {:.2f} us/call", host_us));
+          fmt::print("{:>6} | {:>5} | {:>3} | {:>8.3f} | {:>8.1f} | {:>7.0f} | {:>5.1f}% | {}\n",
+                     name, 1, "q8", ms, tok, gbps, copy > 0 ? 100 * gbps / copy : 0.0, how);
+          doc["cells"].push_back({{"format", name},
+                                  {"batch", 1},
+                                  {"act8", true},
+                                  {"api", graph ? "graph" : "queued"},
+                                  {"weights_constant", flags != 0},
+                                  {"host_us_per_call", host_us},
+                                  {"ms", ms},
+                                  {"tok_s", tok},
+                                  {"gbps", gbps},
+                                  {"copy_share", copy > 0 ? gbps / copy : 0.0}});
+        }
       }
     }
     uint64_t live = 0, held = 0, peak = 0;

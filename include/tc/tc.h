@@ -198,11 +198,20 @@ TC_API const char* tc_backend_name(tc_backend_t backend);
 /* ---- quantized (docs/quant.md) ---------------------------------------------------------- */
 /* Declarations for the quantized kernels and GGUF files are added below this line. */
 
+/* C++: fields added to a descriptor after its first release default to 0, so braced
+ * initializers written before they existed stay complete. */
+#ifdef __cplusplus
+#define TC_QUANT_DESC_ZERO = 0
+#else
+#define TC_QUANT_DESC_ZERO
+#endif
+
 /* Weights W[N,K] are N rows of K values, stored as GGUF stores them: each row is K/block
  * consecutive blocks (block = 32 for Q4_0/Q8_0, 256 for Q4_K/Q6_K), rows back to back. For
  * TC_DTYPE_I8 weights W holds N*K int8 and w_scales N floats: W[n,k] = w_scales[n] * Wq[n,k].
- * X is [M,K] and Y [M,N], row-major and contiguous: Y = X * dequant(W)^T. */
-typedef struct {
+ * X is [M,K] and Y [M,N], row-major and contiguous: Y = X * dequant(W)^T. (Tagged: C++ allows a
+ * default member initializer only in a named struct.) */
+typedef struct tc_quant_matmul_desc {
   int32_t M, N, K;
   tc_dtype_t w_dtype; /* Q4_0, Q8_0, Q4_K, Q6_K or I8 */
   tc_dtype_t x_dtype; /* F32, F16 (widened to f32 first), or I8 (with I8 weights only;
@@ -212,7 +221,22 @@ typedef struct {
    * <= 5e-3 instead of <= 1e-4 against float64 of the dequantized weights). */
   bool quantize_activations;
   float x_scale; /* x_dtype = I8 only */
+  /* TC_QUANT_* bits below; 0 for none. A bit that no flag defines is refused
+   * (TC_ERROR_INVALID_VALUE). Zero it in C (memset or = {0}); in C++ a braced initializer that
+   * stops before it leaves it 0. */
+  uint32_t flags TC_QUANT_DESC_ZERO;
 } tc_quant_matmul_desc;
+
+/* tc_quant_matmul_desc.flags. */
+enum {
+  /* The caller promises that W (and w_scales) is not written by any work queued before the call
+   * on its stream that may still be running: the weights are constant while the call is queued,
+   * as when they are loaded once before a decode loop. On CUDA the kernels may then start, and
+   * stream W, while the previous kernel on the stream is still running (programmatic dependent
+   * launch); X and Y are still read and written in stream order. Same results, bit for bit,
+   * with or without it; breaking the promise is a data race on W. */
+  TC_QUANT_WEIGHTS_CONSTANT = 1u << 0
+};
 
 /* Decode GEMV (M <= 8 runs the fused dequant+dot kernels; larger M is served like GEMM).
  * w_scales is required for I8 weights and must be NULL otherwise. TC_Q4_USE_V1=1 in the

@@ -184,14 +184,16 @@ inline void gemm_batched(Context& ctx, const tc_gemm_batched_desc& d, Buffer& A,
 }
 
 // A descriptor for Y[M,N] = X[M,K] dequant(W[N,K])^T with f32 X and Y; `quantize_activations`
-// lets kernels round X to 8 bits (faster; rms error <= 5e-3 instead of <= 1e-4).
+// lets kernels round X to 8 bits (faster; rms error <= 5e-3 instead of <= 1e-4); `flags` are
+// TC_QUANT_* bits (TC_QUANT_WEIGHTS_CONSTANT: W is not written while the call is queued).
 inline tc_quant_matmul_desc quant_desc(int32_t M, int32_t N, int32_t K, tc_dtype_t w,
-                                       bool quantize_activations = false) {
+                                       bool quantize_activations = false, uint32_t flags = 0) {
   tc_quant_matmul_desc d{};
   d.M = M, d.N = N, d.K = K;
   d.w_dtype = w;
   d.x_dtype = d.y_dtype = TC_DTYPE_F32;
   d.quantize_activations = quantize_activations;
+  d.flags = flags;
   return d;
 }
 

@@ -31,7 +31,7 @@ struct Args {
   // Launch with programmatic dependent launch where a kernel supports it (the bulk rows): the
   // kernel may start, and stream W, before the previous kernel in the stream has finished, so
   // W must not be written by that kernel (X and Y are waited for). The decode benchmark sets
-  // it; the public calls do not.
+  // it; the public calls where the caller passes TC_QUANT_WEIGHTS_CONSTANT (quant_rows.cpp).
   bool pdl = false;
   // Device scratch for kernels that stage X in another form (launch_mma_bulk: X quantized to
   // int8); mma_bulk_work_bytes() says how much. The kernels decline when it is missing.

@@ -9,6 +9,7 @@
 #include "core/error.h"
 #include "cuda/device.h"
 #include "cuda/quant_kernels.h"
+#include "cuda/quant_knobs.h"
 
 namespace tc::cuda {
 tc_status_t cuda_fail(cudaError_t e, const char* what);  // device.cpp
@@ -32,6 +33,9 @@ kq::Args args(const tc::quant::MatmulProblem& p) {
   a.x_scale = p.d.x_scale;
   a.y = p.y;
   a.act8 = p.d.quantize_activations;
+  // The caller promised that no unfinished earlier work on the stream writes W: the kernels may
+  // stream it before the previous kernel ends (they still wait for it before X and Y).
+  a.pdl = (p.d.flags & TC_QUANT_WEIGHTS_CONSTANT) != 0;
   return a;
 }
 
@@ -61,6 +65,54 @@ struct Scratch {
 tc_status_t stream_scratch(const tc::quant::MatmulProblem& p, size_t bytes,
                            CudaDevice::Workspace* ws) {
   return static_cast<CudaDevice&>(*p.ctx->impl).workspace(p.stream, bytes, ws);
+}
+
+// A row that keeps scratch in the stream's workspace, split in two so that run_f16_x can put
+// the widened X in the same workspace: how many bytes `p` needs, and the launch with them.
+struct WorkRow {
+  tc_status_t (*run)(const tc::quant::MatmulProblem& p);
+  size_t (*bytes)(const tc::quant::MatmulProblem& p);
+  tc_status_t (*launch)(const tc::quant::MatmulProblem& p, void* work, size_t bytes);
+};
+constexpr size_t kWorkAlign = 256;  // what the kernels ask of X and their scratch (16) and more
+
+tc_status_t with_workspace(const tc::quant::MatmulProblem& p, const WorkRow& r) {
+  const size_t bytes = r.bytes(p);
+  CudaDevice::Workspace work;
+  if (bytes > 0) TC_TRY(stream_scratch(p, bytes, &work));
+  return r.launch(p, work.ptr, bytes);
+}
+
+// A bulk MMA row: its scratch sized by Bytes and passed to Launch in Args::work.
+template <size_t (*Bytes)(const kq::Args&), tc_status_t (*Launch)(const kq::Args&, void*)>
+constexpr WorkRow mma_work(tc_status_t (*run)(const tc::quant::MatmulProblem&)) {
+  return {run, [](const tc::quant::MatmulProblem& p) { return Bytes(args(p)); },
+          [](const tc::quant::MatmulProblem& p, void* work, size_t bytes) {
+            kq::Args a = args(p);
+            a.work = work;
+            a.work_bytes = bytes;
+            return Launch(a, p.stream);
+          }};
+}
+// The f16 MMA (X in f16 and the K-split partials; nothing where K is not split) and the int8
+// MMA (X quantized to int8).
+const WorkRow kMmaF16Work = mma_work<kq::mma_f16_work_bytes, kq::launch_mma_f16>(mma_f16_run);
+const WorkRow kMmaBulkWork = mma_work<kq::mma_bulk_work_bytes, kq::launch_mma_bulk>(mma_bulk_run);
+// The fused Q4 prefill (X in f16).
+const WorkRow kPrefillQ4Work = {
+    prefill_q4_wgmma_run,
+    [](const tc::quant::MatmulProblem& p) { return size_t(p.d.M) * size_t(p.d.K) * 2; },
+    [](const tc::quant::MatmulProblem& p, void* work, size_t) {
+      const kq::Args a = args(p);
+      TC_TRY(kq::launch_prefill_convert_x_f16(a, work, p.stream));
+      return kq::launch_prefill_q4_wgmma(a, work, p.stream);
+    }};
+
+// The WorkRow of the table row whose run is `run`, or nullptr for rows without scratch.
+const WorkRow* work_row(tc_status_t (*run)(const tc::quant::MatmulProblem&)) {
+  for (const WorkRow* r : {&kMmaF16Work, &kMmaBulkWork, &kPrefillQ4Work})
+    if (r->run == run) return r;
+  return nullptr;
 }
 
 tc_status_t prefill(const tc::quant::MatmulProblem& p, bool f16) {
@@ -147,12 +199,7 @@ bool mma_f16_can_run(const tc::quant::MatmulProblem& p, std::string& why) {
   return mma_f16_fits(p, why);
 }
 tc_status_t mma_f16_run(const tc::quant::MatmulProblem& p) {
-  kq::Args a = args(p);
-  a.work_bytes = kq::mma_f16_work_bytes(a);
-  CudaDevice::Workspace work;
-  if (a.work_bytes > 0) TC_TRY(stream_scratch(p, a.work_bytes, &work));
-  a.work = work.ptr;
-  return kq::launch_mma_f16(a, p.stream);
+  return with_workspace(p, kMmaF16Work);
 }
 
 bool mma_bulk_can_run(const tc::quant::MatmulProblem& p, std::string& why) {
@@ -164,12 +211,7 @@ bool mma_bulk_can_run(const tc::quant::MatmulProblem& p, std::string& why) {
   return mma_bulk_fits(p, why);
 }
 tc_status_t mma_bulk_run(const tc::quant::MatmulProblem& p) {
-  kq::Args a = args(p);
-  a.work_bytes = kq::mma_bulk_work_bytes(a);
-  CudaDevice::Workspace work;
-  TC_TRY(stream_scratch(p, a.work_bytes, &work));
-  a.work = work.ptr;
-  return kq::launch_mma_bulk(a, p.stream);
+  return with_workspace(p, kMmaBulkWork);
 }
 tc_status_t gemv_bulk_run(const tc::quant::MatmulProblem& p) {
   return kq::launch_gemv_bulk(args(p), p.stream);
@@ -233,11 +275,7 @@ bool prefill_q4_wgmma_can_run(const tc::quant::MatmulProblem& p, std::string& wh
   return kq::prefill_q4_wgmma_supports(args(p), why);
 }
 tc_status_t prefill_q4_wgmma_run(const tc::quant::MatmulProblem& p) {
-  const kq::Args a = args(p);
-  CudaDevice::Workspace x;  // X in f16
-  TC_TRY(stream_scratch(p, size_t(a.M) * a.K * 2, &x));
-  TC_TRY(kq::launch_prefill_convert_x_f16(a, x.ptr, p.stream));
-  return kq::launch_prefill_q4_wgmma(a, x.ptr, p.stream);
+  return with_workspace(p, kPrefillQ4Work);
 }
 
 bool prefill_f16_can_run(const tc::quant::MatmulProblem& p, std::string& why) {
@@ -268,13 +306,35 @@ tc_status_t v1_run(const tc::quant::MatmulProblem& p) {
 
 tc_status_t run_f16_x(const tc::quant::MatmulProblem& p, const tc::quant::MatmulRow* row) {
   const size_t n = size_t(p.d.M) * p.d.K;
-  Scratch x{p.ctx, p.stream};
-  TC_TRY(p.ctx->impl->alloc(n * 4, &x.ptr));
-  TC_TRY(kq::launch_convert_f16_f32(p.x, static_cast<float*>(x.ptr), n, p.stream));
   tc::quant::MatmulProblem p32 = p;
   p32.d.x_dtype = TC_DTYPE_F32;
-  p32.x = x.ptr;
-  return row->run(p32);
+  // The dequantize-to-f16/f32 prefill rows run the GEMM table, which takes the stream's
+  // workspace itself: their widened X is an allocation released after a wait, as their own
+  // temporaries are.
+  if (row->run == prefill_f16_run || row->run == prefill_f32_run) {
+    Scratch x{p.ctx, p.stream};
+    TC_TRY(p.ctx->impl->alloc(n * 4, &x.ptr));
+    TC_TRY(kq::launch_convert_f16_f32(p.x, static_cast<float*>(x.ptr), n, p.stream));
+    p32.x = x.ptr;
+    return row->run(p32);
+  }
+  // Every other row: the widened X at the start of the stream's workspace and the row's own
+  // scratch after it, one workspace taken once (a second take would wait on its own lock).
+  const WorkRow* wr = work_row(row->run);
+  const size_t x_bytes = (n * 4 + kWorkAlign - 1) / kWorkAlign * kWorkAlign;
+  const size_t row_bytes = wr != nullptr ? wr->bytes(p32) : 0;
+  CudaDevice::Workspace ws;
+  TC_TRY(stream_scratch(p, x_bytes + row_bytes, &ws));
+  TC_TRY(kq::launch_convert_f16_f32(p.x, static_cast<float*>(ws.ptr), n, p.stream));
+  p32.x = ws.ptr;
+  if (wr == nullptr) return row->run(p32);
+  return wr->launch(p32, row_bytes > 0 ? static_cast<uint8_t*>(ws.ptr) + x_bytes : nullptr,
+                    row_bytes);
+}
+
+tc_status_t run(const tc::quant::MatmulProblem& p, const tc::quant::MatmulRow* row) {
+  const kq::KnobScope knobs;
+  return p.d.x_dtype == TC_DTYPE_F16 ? run_f16_x(p, row) : row->run(p);
 }
 
 }  // namespace tc::cuda::quant_rows

@@ -19,6 +19,9 @@ namespace q = tc::quant;
 
 namespace {
 
+// Every bit of tc_quant_matmul_desc.flags that tc.h defines.
+constexpr uint32_t kKnownFlags = TC_QUANT_WEIGHTS_CONSTANT;
+
 tc_status_t check_buffer(const tc_context_t* ctx, const tc_buffer_t* b, const char* name,
                          size_t need) {
   if (b == nullptr) return fail(TC_ERROR_NULL_POINTER, "{} is NULL", name);
@@ -59,6 +62,12 @@ tc_status_t validate(tc_context_t* ctx, const tc_quant_matmul_desc* d, tc_buffer
     return fail(TC_ERROR_UNSUPPORTED_DTYPE, "desc y_dtype = {} is not supported (F32)",
                 static_cast<int>(d->y_dtype));
   }
+  if ((d->flags & ~kKnownFlags) != 0) {
+    return fail(TC_ERROR_INVALID_VALUE,
+                "desc flags = {:#x} has bits {:#x} that no TC_QUANT_* flag defines (known: "
+                "TC_QUANT_WEIGHTS_CONSTANT = {:#x})",
+                d->flags, d->flags & ~kKnownFlags, kKnownFlags);
+  }
   if (d->x_dtype == TC_DTYPE_I8 && !std::isfinite(d->x_scale)) {
     return fail(TC_ERROR_INVALID_VALUE, "desc x_scale = {} is not finite", d->x_scale);
   }
@@ -91,23 +100,21 @@ q::MatmulProblem as_f32_x(const q::MatmulProblem& p) {
 }
 
 // Runs `row`, picked for as_f32_x(p); f16 X is widened to f32 first, in stream order (CPU: a
-// host copy; CUDA: a kernel into scratch, quant_rows.h). A row that accepts X accepts the
-// widened copy too: it is at least as aligned.
+// host copy; CUDA: a kernel into the stream's workspace, quant_rows.h). A row that accepts X
+// accepts the widened copy too: it is at least as aligned.
 tc_status_t execute(const q::MatmulProblem& p, const q::MatmulRow* row) {
-  if (p.d.x_dtype != TC_DTYPE_F16) return row->run(p);
-  if (p.ctx->device == TC_DEVICE_CPU) {
-    std::vector<float> x(size_t(p.d.M) * p.d.K);
-    const auto* h = static_cast<const uint16_t*>(p.x);
-    for (size_t i = 0; i < x.size(); ++i) x[i] = tc::f16_to_f32(h[i]);
-    q::MatmulProblem p32 = as_f32_x(p);
-    p32.x = x.data();
-    return row->run(p32);
-  }
 #ifdef TC_CUDA_HAVE_QUANT
-  return tc::cuda::quant_rows::run_f16_x(p, row);
-#else
-  return fail(TC_ERROR_NOT_SUPPORTED, "f16 activations on this device need the CUDA quant rows");
+  if (p.ctx->device == TC_DEVICE_CUDA) return tc::cuda::quant_rows::run(p, row);
 #endif
+  if (p.d.x_dtype != TC_DTYPE_F16) return row->run(p);
+  if (p.ctx->device != TC_DEVICE_CPU)
+    return fail(TC_ERROR_NOT_SUPPORTED, "f16 activations on this device need the CUDA quant rows");
+  std::vector<float> x(size_t(p.d.M) * p.d.K);
+  const auto* h = static_cast<const uint16_t*>(p.x);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = tc::f16_to_f32(h[i]);
+  q::MatmulProblem p32 = as_f32_x(p);
+  p32.x = x.data();
+  return row->run(p32);
 }
 
 tc_status_t run(tc_context_t* ctx, const tc_quant_matmul_desc* desc, tc_buffer_t* W, tc_buffer_t* S,

@@ -11,16 +11,11 @@
 #include <vector>
 
 #include "core/dtype.h"
+#include "quant_api_util.h"
 #include "quant_test_util.h"
 
 namespace tc::quant_test {
 namespace {
-
-struct Case {
-  tc_dtype_t w, x;
-  bool act8;
-  int M, N, K;
-};
 
 // A decode GEMV of each format, batches (on CUDA the f16 MMA with K split, the int8 MMA), a
 // prefill-sized M, and int8 weights.
@@ -32,45 +27,7 @@ const Case kCases[] = {{TC_DTYPE_Q4_0, TC_DTYPE_F32, true, 1, 131, 1024},
                        {TC_DTYPE_Q4_0, TC_DTYPE_F32, true, 64, 131, 768},
                        {TC_DTYPE_I8, TC_DTYPE_I8, false, 2, 23, 1000}};
 
-struct Buf {
-  tc_buffer_t* b = nullptr;
-  Buf(tc_context_t* ctx, size_t bytes) { EXPECT_EQ(tc_buffer_alloc(ctx, bytes, &b), TC_SUCCESS); }
-  Buf(tc_context_t* ctx, const void* data, size_t bytes) : Buf(ctx, bytes) {
-    if (b) {
-      EXPECT_EQ(tc_buffer_write(b, 0, data, bytes), TC_SUCCESS);
-    }
-  }
-  ~Buf() {
-    if (b) tc_buffer_free(b);
-  }
-  std::vector<float> floats(size_t n) const {
-    std::vector<float> v(n);
-    EXPECT_EQ(tc_buffer_read(b, 0, v.data(), n * 4), TC_SUCCESS);
-    return v;
-  }
-};
-
-struct Stream {
-  tc_stream_t* s = nullptr;
-  explicit Stream(tc_context_t* ctx) { EXPECT_EQ(tc_stream_create(ctx, &s), TC_SUCCESS); }
-  ~Stream() {
-    if (s) tc_stream_destroy(s);
-  }
-};
-
-bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
-  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * 4) == 0;
-}
-
-class QuantAsync : public ::testing::TestWithParam<tc_device_t> {
- protected:
-  void SetUp() override {
-    if (!tc_device_available(GetParam()))
-      GTEST_SKIP() << "no " << (GetParam() == TC_DEVICE_CUDA ? "CUDA" : "CPU") << " device";
-    ASSERT_EQ(tc_context_create(&ctx.ctx, GetParam()), TC_SUCCESS) << tc_last_error_message();
-  }
-  Context ctx;
-};
+class QuantAsync : public OnDevice {};
 
 TEST_P(QuantAsync, QueuedCallsMatchSynchronousOnesInOrder) {
   uint32_t seed = 5100;
@@ -202,10 +159,7 @@ TEST_P(QuantAsync, F16ActivationsMatchFloat64) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Devices, QuantAsync, ::testing::Values(TC_DEVICE_CPU, TC_DEVICE_CUDA),
-                         [](const auto& info) {
-                           return std::string(info.param == TC_DEVICE_CUDA ? "cuda" : "cpu");
-                         });
+INSTANTIATE_ON_DEVICES(QuantAsync);
 
 }  // namespace
 }  // namespace tc::quant_test

@@ -1,0 +1,73 @@
+// Buffers and streams of the public API for the quantized-matmul tests that call it directly
+// (test_quant_async.cpp, test_quant_flags.cpp; tests/quant_cuda/test_quant_cuda_api_graph.cpp).
+#pragma once
+
+#include <gtest/gtest.h>
+#include <tc/tc.h>
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "quant_test_util.h"
+
+namespace tc::quant_test {
+
+struct Buf {
+  tc_buffer_t* b = nullptr;
+  Buf(tc_context_t* ctx, size_t bytes) { EXPECT_EQ(tc_buffer_alloc(ctx, bytes, &b), TC_SUCCESS); }
+  Buf(tc_context_t* ctx, const void* data, size_t bytes) : Buf(ctx, bytes) {
+    if (b) {
+      EXPECT_EQ(tc_buffer_write(b, 0, data, bytes), TC_SUCCESS);
+    }
+  }
+  ~Buf() {
+    if (b) tc_buffer_free(b);
+  }
+  std::vector<float> floats(size_t n) const {
+    std::vector<float> v(n);
+    EXPECT_EQ(tc_buffer_read(b, 0, v.data(), n * 4), TC_SUCCESS);
+    return v;
+  }
+};
+
+struct Stream {
+  tc_stream_t* s = nullptr;
+  explicit Stream(tc_context_t* ctx) { EXPECT_EQ(tc_stream_create(ctx, &s), TC_SUCCESS); }
+  ~Stream() {
+    if (s) tc_stream_destroy(s);
+  }
+};
+
+inline bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
+  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * 4) == 0;
+}
+
+// A case of the API tests: weight and activation dtypes, 8-bit activations allowed, shape.
+struct Case {
+  tc_dtype_t w, x;
+  bool act8;
+  int M, N, K;
+};
+
+// A test on each device (INSTANTIATE_ON_DEVICES), skipped where this machine has none, with a
+// context of that device.
+class OnDevice : public ::testing::TestWithParam<tc_device_t> {
+ protected:
+  void SetUp() override {
+    if (!tc_device_available(GetParam()))
+      GTEST_SKIP() << "no " << (GetParam() == TC_DEVICE_CUDA ? "CUDA" : "CPU") << " device";
+    ASSERT_EQ(tc_context_create(&ctx.ctx, GetParam()), TC_SUCCESS) << tc_last_error_message();
+  }
+  Context ctx;
+};
+
+inline std::string device_name(const ::testing::TestParamInfo<tc_device_t>& info) {
+  return info.param == TC_DEVICE_CUDA ? "cuda" : "cpu";
+}
+
+#define INSTANTIATE_ON_DEVICES(suite)                                                        \
+  INSTANTIATE_TEST_SUITE_P(Devices, suite, ::testing::Values(TC_DEVICE_CPU, TC_DEVICE_CUDA), \
+                           ::tc::quant_test::device_name)
+
+}  // namespace tc::quant_test
