@@ -25,10 +25,10 @@
 // of 16 rows, one bulk copy per row, rows padded to an odd number of 16-byte lines), as many
 // stages as fit (up to 8), quant_bulk.cuh's producer.
 //
-// Measured (H200, docs/quant.md): at M = 8 14-24% less time than the pass-barrier kernel per
+// Measured (H200, docs/quant.md): at M = 8 6-21% less time than the pass-barrier kernel per
 // launch, decode batch 8 7-11% less; at M = 32 the 4-CTA clusters (576-byte copies, one unit per
-// warp and pass, 256 reduction loads per reducing lane and pass) were 1.1-1.5x slower, so by
-// default only M <= 8 comes here (TC_QUANT_F16_XREG_MAXM).
+// warp and pass, 256 reduction loads per reducing lane and pass) made the decode step 1.5x
+// slower, so by default only M <= 8 comes here (TC_QUANT_F16_XREG_MAXM).
 #include <cuda_runtime.h>
 
 #include <algorithm>
