@@ -21,7 +21,8 @@
 // CTA group c of every split serves the same passes, writes partial sums, and the last CTA of the
 // group to finish adds them in split order. The weight stream never waits for the previous grid
 // (programmatic dependent launch where the caller asks, always after the convert kernel); X, Y
-// and the partial sums do.
+// and the partial sums do. launch_mma_f16 hands M <= 8 to quant_mma_xreg.cu, the same arithmetic
+// without the per-pass barrier (docs/quant.md).
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -303,8 +304,10 @@ tc_status_t launch_main(const Args& a, const Geo& g, cudaStream_t s) {
                           : cuda_fail(e, "quant mma f16 kernel launch");
 }
 
-// M <= 8, K <= 4096: the kernel without pass barriers, X in registers (quant_mma_xreg.cu),
-// unless the A/B knobs ask for this one's geometry (forced chunks or K splits).
+// Where it fits (M <= 8, K <= 12288 by default: mma_f16_xreg_fits) the kernel without pass
+// barriers, X in registers (quant_mma_xreg.cu), unless the A/B knobs ask for this one's
+// geometry (forced chunks or K splits). It needs no workspace; mma_f16_work_bytes still sizes
+// this kernel's (a knob may send the call here).
 bool use_xreg(const Args& a) {
   const char* units = std::getenv("TC_QUANT_F16_UNITS");
   const char* splits = std::getenv("TC_QUANT_F16_SPLITS");
