@@ -68,8 +68,9 @@ __host__ __device__ inline int stage_groups(int R, int RP, int CW, int S) {
 enum Ablate { kFull = 0, kChainOnly = 1, kStreamOnly = 2, kNoXQuant = 3 };
 
 // XR > 0: each lane keeps the XR units of X it dots (u = lane + 32 j, U <= 32 XR) in registers
-// for all its rows, instead of loading them from shared memory per row (M = 1).
-template <int FMT, int MT, int kCW, int kMinBlocks, int XR>
+// for all its rows, instead of loading them from shared memory per row (M = 1). N16: the
+// nibble dots of unit_dot (gemv_quant_bulk_units.cuh); false only for the A/B knob.
+template <int FMT, int MT, int kCW, int kMinBlocks, int XR, bool N16 = true>
 __global__ void __launch_bounds__(kThreadsOf<kCW>, kMinBlocks)
     bulk_gemv_kernel(const uint8_t* __restrict__ W, const float* __restrict__ X,
                      float* __restrict__ Y, int M, int N, int K, uint32_t rb, int R, int RP, int S,
@@ -135,7 +136,7 @@ __global__ void __launch_bounds__(kThreadsOf<kCW>, kMinBlocks)
   if constexpr (XR > 0) {
 #pragma unroll
     for (int j = 0; j < XR; ++j)
-      if (lane + 32 * j < U) load_x<MT>(xr[j], lane + 32 * j, U, M, xq, xm);
+      if (lane + 32 * j < U) load_x<FMT, MT, N16>(xr[j], lane + 32 * j, U, M, xq, xm);
   }
   for (int s = group; s < my; s += NG) {
     const int slot = s % S;
@@ -159,16 +160,16 @@ __global__ void __launch_bounds__(kThreadsOf<kCW>, kMinBlocks)
 #pragma unroll
         for (int j = 0; j < XR; ++j) {
           if (lane + 32 * j >= U) break;
-          unit_dot<FMT, MT>(row, lane + 32 * j, M, xr[j], acc[0]);
-          if (two) unit_dot<FMT, MT>(row + rb, lane + 32 * j, M, xr[j], acc[1]);
+          unit_dot<FMT, MT, N16>(row, lane + 32 * j, M, xr[j], acc[0]);
+          if (two) unit_dot<FMT, MT, N16>(row + rb, lane + 32 * j, M, xr[j], acc[1]);
         }
       } else {
 #pragma unroll 2
         for (int u = lane; u < U; u += 32) {
           XUnit<MT> x;
-          load_x<MT>(x, u, U, M, xq, xm);
-          unit_dot<FMT, MT>(row, u, M, x, acc[0]);
-          if (two) unit_dot<FMT, MT>(row + rb, u, M, x, acc[1]);
+          load_x<FMT, MT, N16>(x, u, U, M, xq, xm);
+          unit_dot<FMT, MT, N16>(row, u, M, x, acc[0]);
+          if (two) unit_dot<FMT, MT, N16>(row + rb, u, M, x, acc[1]);
         }
       }
 #pragma unroll
@@ -205,7 +206,8 @@ struct Config {
   int warps, ctas;
   size_t cap;
   bool xreg = false;
-  int stages = 8, first = 0, rp = 0;
+  int stages = 8, first = 4, rp = 0;
+  bool n16 = true;  // TC_QUANT_BULK_DOT=0: the earlier nibble dots (one-CTA M = 1 kernels)
 };
 int env_int(const char* name, int fallback) {
   const char* v = std::getenv(name);
@@ -214,20 +216,27 @@ int env_int(const char* name, int fallback) {
 // One CTA per SM: TC_QUANT_BULK_SMEM_KB (ring + X cap, default 227: at K = 11008 the 8
 // stages hold a CTA's whole share of the down projection; 200 was the earlier cap, 4 stages
 // there), TC_QUANT_BULK_STAGES (most stages, 2..16, default 8), TC_QUANT_BULK_FIRST=n (the
-// producer issues n stages, then waits until X is quantized; 0, the default: no wait),
-// TC_QUANT_BULK_RP=1|2 (rows per warp and stage; 0, the default: the busier choice).
+// producer issues n stages, then waits until X is quantized; default 4, 0: no wait),
+// TC_QUANT_BULK_RP=1|2 (rows per warp and stage; 0, the default: the busier choice),
+// TC_QUANT_BULK_DOT=0 (Config::n16). On the 7B step FIRST 3, 4, 5 measured equal within the
+// noise, 0, 2 and 6 slower (docs/quant.md, H200 20:18-20:23 UTC).
 Config one_cta(int warps) {
   Config c{warps, 1, kSmemCap1};
   const int kb = env_int("TC_QUANT_BULK_SMEM_KB", 227);
   c.cap = size_t(std::clamp(kb, 64, 227)) * 1024;
   c.stages = std::clamp(env_int("TC_QUANT_BULK_STAGES", 8), 2, kMaxStages);
-  c.first = std::max(env_int("TC_QUANT_BULK_FIRST", 0), 0);
+  c.first = std::max(env_int("TC_QUANT_BULK_FIRST", 4), 0);
   c.rp = env_int("TC_QUANT_BULK_RP", 0);
+  c.n16 = env_int("TC_QUANT_BULK_DOT", 1) != 0;
   return c;
 }
 Config config(int M) {
-  if (M > 1) return one_cta(8);  // M > 1: registers for X
-  if (env_int("TC_QUANT_BULK_CTAS", 1) == 2) return {16, 2, kSmemCap2};
+  if (M > 1) return one_cta(8);                 // M > 1: registers for X
+  if (env_int("TC_QUANT_BULK_CTAS", 1) == 2) {  // as measured: no wait for X
+    Config c{16, 2, kSmemCap2};
+    c.first = 0;
+    return c;
+  }
   Config c = one_cta(env_int("TC_QUANT_BULK_WARPS", 16) == 8 ? 8 : 16);
   c.xreg = c.warps == 16 && env_int("TC_QUANT_BULK_XREG", 1) == 1;
   return c;
@@ -283,9 +292,9 @@ tc_status_t prepare(const void* kernel, bool two_ctas) {
   return TC_SUCCESS;
 }
 
-template <int FMT, int MT, int CW, int MINB, int XR = 0>
+template <int FMT, int MT, int CW, int MINB, int XR = 0, bool N16 = true>
 tc_status_t launch_fmt(const Args& a, const Config& c, cudaStream_t s) {
-  auto* kernel = bulk_gemv_kernel<FMT, MT, CW, MINB, XR>;
+  auto* kernel = bulk_gemv_kernel<FMT, MT, CW, MINB, XR, N16>;
   const Geo g = geometry(a, MT, c);
   if (const tc_status_t st = prepare(reinterpret_cast<const void*>(kernel), MINB == 2);
       st != TC_SUCCESS)
@@ -299,12 +308,12 @@ tc_status_t launch_fmt(const Args& a, const Config& c, cudaStream_t s) {
     static std::set<std::tuple<const void*, int, int>> seen;
     std::lock_guard lock(mu);
     if (seen.insert({reinterpret_cast<const void*>(kernel), a.N, a.K}).second)
-      std::fprintf(
-          stderr,
-          "bulk gemv fmt %d M %d N %d K %d: warps %d ctas %d xr %d R %d RP %d S %d first %d "
-          "stage %zu smem %zu, %d CTAs/SM fit\n",
-          FMT, a.M, a.N, a.K, CW, MINB, XR, g.R, g.RP, g.S, c.first, g.stage, g.smem,
-          blocks_per_sm(reinterpret_cast<const void*>(kernel), kThreadsOf<CW>, g.smem));
+      std::fprintf(stderr,
+                   "bulk gemv fmt %d M %d N %d K %d: warps %d ctas %d xr %d n16 %d R %d RP %d S %d "
+                   "first %d stage %zu smem %zu, %d CTAs/SM fit\n",
+                   FMT, a.M, a.N, a.K, CW, MINB, XR, int(N16), g.R, g.RP, g.S, c.first, g.stage,
+                   g.smem,
+                   blocks_per_sm(reinterpret_cast<const void*>(kernel), kThreadsOf<CW>, g.smem));
   }
   const cudaError_t e = launch_ex(
       kernel, dim3(unsigned(grid)), dim3(kThreadsOf<CW>), g.smem, s, 1, a.pdl,
@@ -319,8 +328,12 @@ tc_status_t launch_m(const Args& a, cudaStream_t s) {
   const Config c = config(a.M);
   if (a.M == 1) {
     if (c.ctas == 2) return launch_fmt<FMT, 1, 16, 2>(a, c, s);
-    if (use_xreg(a, c)) return launch_fmt<FMT, 1, 16, 1, 2>(a, c, s);
-    return c.warps == 8 ? launch_fmt<FMT, 1, 8, 1>(a, c, s) : launch_fmt<FMT, 1, 16, 1>(a, c, s);
+    if (use_xreg(a, c))
+      return c.n16 ? launch_fmt<FMT, 1, 16, 1, 2>(a, c, s)
+                   : launch_fmt<FMT, 1, 16, 1, 2, false>(a, c, s);
+    if (c.warps == 8) return launch_fmt<FMT, 1, 8, 1>(a, c, s);
+    return c.n16 ? launch_fmt<FMT, 1, 16, 1>(a, c, s)
+                 : launch_fmt<FMT, 1, 16, 1, 0, false>(a, c, s);
   }
   return a.M == 2 ? launch_fmt<FMT, 2, 8, 1>(a, c, s) : launch_fmt<FMT, 4, 8, 1>(a, c, s);
 }

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <cstring>
 #include <map>
 #include <string>
 #include <vector>
@@ -74,7 +75,7 @@ std::vector<LaunchCase> cases() {
 // The bulk GEMV's A/B knobs (gemv_quant_bulk.cu), cleared around every launch.
 constexpr const char* kKnobs[] = {
     "TC_QUANT_BULK_CTAS",   "TC_QUANT_BULK_WARPS", "TC_QUANT_BULK_XREG", "TC_QUANT_BULK_SMEM_KB",
-    "TC_QUANT_BULK_STAGES", "TC_QUANT_BULK_FIRST", "TC_QUANT_BULK_RP"};
+    "TC_QUANT_BULK_STAGES", "TC_QUANT_BULK_FIRST", "TC_QUANT_BULK_RP",   "TC_QUANT_BULK_DOT"};
 
 TEST(QuantCudaLaunchers, EveryLauncherMatchesFloat64) {
   if (!tc_device_available(TC_DEVICE_CUDA)) GTEST_SKIP() << "no CUDA device";
@@ -103,11 +104,14 @@ TEST(QuantCudaLaunchers, EveryLauncherMatchesFloat64) {
       // the bulk GEMV also in its other configurations (bench A/B knobs; the default keeps X
       // in registers at M = 1, K <= 4096, the knob takes it from shared memory; the 200 KB
       // cap; 12 stages, single rows and the producer waiting for X after 2; row pairs; at
-      // M = 2 the last three only).
+      // M = 2 the last three only; at M = 1 the earlier nibble dots, which must give the same
+      // bits as the default's (rep 0), and no wait for X, the earlier default).
       const bool bulk = l.launch == kq::launch_gemv_bulk;
       std::vector<int> reps = {0, 1};
       if (bulk && c.M == 1) reps.insert(reps.end(), {2, 3, 4});
       if (bulk && c.M <= 2) reps.insert(reps.end(), {5, 6, 7});
+      if (bulk && c.M == 1) reps.insert(reps.end(), {8, 9});
+      std::vector<float> first;
       for (int rep : reps) {
         args.pdl = rep % 2 == 1;
         for (const char* k : kKnobs) unsetenv(k);
@@ -121,6 +125,8 @@ TEST(QuantCudaLaunchers, EveryLauncherMatchesFloat64) {
           setenv("TC_QUANT_BULK_RP", "1", 1);
         }
         if (rep == 7) setenv("TC_QUANT_BULK_RP", "2", 1);
+        if (rep == 8) setenv("TC_QUANT_BULK_DOT", "0", 1);
+        if (rep == 9) setenv("TC_QUANT_BULK_FIRST", "0", 1);
         ASSERT_EQ(cudaMemsetAsync(y.p, 0xff, ref.size() * 4, st), cudaSuccess);
         ASSERT_EQ(l.launch(args, st), TC_SUCCESS) << l.name << ": " << tc_last_error_message();
         std::vector<float> got(ref.size());
@@ -130,6 +136,12 @@ TEST(QuantCudaLaunchers, EveryLauncherMatchesFloat64) {
         EXPECT_LE(rms_scaled(got, ref), l.act8 ? 5e-3 : 1e-4)
             << l.name << " w=" << c.w << " M=" << c.M << " N=" << c.N << " K=" << c.K
             << " pdl=" << args.pdl << " rep=" << rep;
+        if (rep == 0) first = got;
+        if (rep == 8) {  // integer sums times 16, scales over 16: exactly the same products
+          EXPECT_EQ(std::memcmp(got.data(), first.data(), got.size() * 4), 0)
+              << l.name << " nibble dots differ from the earlier form, w=" << c.w << " N=" << c.N
+              << " K=" << c.K;
+        }
       }
       for (const char* k : kKnobs) unsetenv(k);
       ++ran[l.name];
