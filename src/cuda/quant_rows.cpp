@@ -9,7 +9,6 @@
 #include "core/error.h"
 #include "cuda/device.h"
 #include "cuda/quant_kernels.h"
-#include "cuda/quant_knobs.h"
 
 namespace tc::cuda {
 tc_status_t cuda_fail(cudaError_t e, const char* what);  // device.cpp
@@ -330,11 +329,6 @@ tc_status_t run_f16_x(const tc::quant::MatmulProblem& p, const tc::quant::Matmul
   if (wr == nullptr) return row->run(p32);
   return wr->launch(p32, row_bytes > 0 ? static_cast<uint8_t*>(ws.ptr) + x_bytes : nullptr,
                     row_bytes);
-}
-
-tc_status_t run(const tc::quant::MatmulProblem& p, const tc::quant::MatmulRow* row) {
-  const kq::KnobScope knobs;
-  return p.d.x_dtype == TC_DTYPE_F16 ? run_f16_x(p, row) : row->run(p);
 }
 
 }  // namespace tc::cuda::quant_rows

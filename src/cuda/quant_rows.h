@@ -38,10 +38,6 @@ tc_status_t prefill_f32_run(const tc::quant::MatmulProblem& p);
 bool v1_can_run(const tc::quant::MatmulProblem& p, std::string& why);
 tc_status_t v1_run(const tc::quant::MatmulProblem& p);
 
-// Runs `row` (picked by the table for p with f32 X) for a public call: the launchers' knobs
-// come from one snapshot of the environment (quant_knobs.h), and f16 X goes through run_f16_x.
-tc_status_t run(const tc::quant::MatmulProblem& p, const tc::quant::MatmulRow* row);
-
 // f16 activations (not a table row): X widened to f32 on p.stream, then `row` (picked for f32
 // X) runs on it. The widened X sits in the stream's workspace beside the row's own scratch (no
 // allocation, no wait: queued and capturable like the f32 call), except for the two

@@ -103,10 +103,10 @@ q::MatmulProblem as_f32_x(const q::MatmulProblem& p) {
 // host copy; CUDA: a kernel into the stream's workspace, quant_rows.h). A row that accepts X
 // accepts the widened copy too: it is at least as aligned.
 tc_status_t execute(const q::MatmulProblem& p, const q::MatmulRow* row) {
-#ifdef TC_CUDA_HAVE_QUANT
-  if (p.ctx->device == TC_DEVICE_CUDA) return tc::cuda::quant_rows::run(p, row);
-#endif
   if (p.d.x_dtype != TC_DTYPE_F16) return row->run(p);
+#ifdef TC_CUDA_HAVE_QUANT
+  if (p.ctx->device == TC_DEVICE_CUDA) return tc::cuda::quant_rows::run_f16_x(p, row);
+#endif
   if (p.ctx->device != TC_DEVICE_CPU)
     return fail(TC_ERROR_NOT_SUPPORTED, "f16 activations on this device need the CUDA quant rows");
   std::vector<float> x(size_t(p.d.M) * p.d.K);

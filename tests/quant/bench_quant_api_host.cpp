@@ -4,7 +4,8 @@
 //     dispatch and a kernel of a few hundred ns (run it against an older libtc.so through
 //     LD_LIBRARY_PATH for the before/after of the dispatch memo);
 //   - one getenv of an unset TC_QUANT_* knob with this environment, and the ten a bulk GEMV
-//     launch reads; the same ten through a KnobScope (one pass over the environment).
+//     launch reads; the environment fingerprint the decision memo takes per call
+//     (memo::read_knobs, one pass over the environment).
 #include <tc/tc.h>
 
 #include <algorithm>
@@ -13,7 +14,7 @@
 #include <cstdlib>
 #include <vector>
 
-#include "cuda/quant_knobs.h"
+#include "core/dispatch_memo.h"
 
 namespace {
 
@@ -43,7 +44,6 @@ volatile int g_sink;
 }  // namespace
 
 int main() {
-  namespace kq = tc::cuda::quant;
   int env_entries = 0;
   for (char** e = environ; *e != nullptr; ++e) ++env_entries;
 
@@ -82,19 +82,15 @@ int main() {
     for (const char* k : kBulkKnobs) s += std::getenv(k) != nullptr;
     g_sink = s;
   });
-  const double scope_ns = ns_per_call(20000, [] {
-    const kq::KnobScope scope;
-    int s = 0;
-    for (const char* k : kBulkKnobs) s += kq::knob(k) != nullptr;
-    g_sink = s;
-  });
+  const double fingerprint_ns =
+      ns_per_call(200000, [] { g_sink = int(tc::memo::read_knobs().fingerprint & 1); });
   std::printf("environment: %d entries\n", env_entries);
   std::printf("tc_gemv_quantized (CPU, M %d N %d K %d Q4_0 q8, %s): %.0f ns/call\n", M, N, K, row,
               call_ns);
   std::printf(
       "getenv of an unset knob: %.0f ns; the bulk launch's 10: %.0f ns; "
-      "KnobScope + the 10 through knob(): %.0f ns\n",
-      getenv_ns, ten_getenv_ns, scope_ns);
+      "environment fingerprint: %.0f ns\n",
+      getenv_ns, ten_getenv_ns, fingerprint_ns);
   for (tc_buffer_t* b : {W, X, Y}) tc_buffer_free(b);
   tc_context_destroy(ctx);
   return 0;

@@ -2,8 +2,7 @@
 // refused with TC_ERROR_INVALID_VALUE and a message naming the value (nothing written, nothing
 // queued); TC_QUANT_WEIGHTS_CONSTANT gives the bits of the call without it, synchronous and in a
 // chain of queued calls (on CUDA: kernels launched with PDL back to back, f16 X too). Also the
-// per-thread decision memo: a knob set between two identical calls is seen by the second, and
-// the launchers' knob snapshot (src/cuda/quant_knobs.h).
+// per-thread decision memo: a knob set between two identical calls is seen by the second.
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
@@ -14,7 +13,6 @@
 #include <vector>
 
 #include "core/dtype.h"
-#include "cuda/quant_knobs.h"
 #include "quant_api_util.h"
 #include "quant_test_util.h"
 
@@ -182,32 +180,6 @@ TEST_P(QuantFlags, KnobSetBetweenIdenticalCallsIsSeen) {
 }
 
 INSTANTIATE_ON_DEVICES(QuantFlags);
-
-// The launchers' knobs: getenv outside a public call; inside, the snapshot taken when the call
-// began (a knob changed meanwhile is seen by the next call); non-TC_QUANT_ names are getenv.
-TEST(QuantKnobs, SnapshotDuringACallGetenvOutside) {
-  namespace kq = tc::cuda::quant;
-  const EnvVar a("TC_QUANT_TEST_KNOB", "3"), e("TC_QUANT_TEST_EMPTY", ""), o("TC_Q4_TEST_X", "7");
-  EXPECT_EQ(kq::knob_int("TC_QUANT_TEST_KNOB", -1), 3);
-  EXPECT_EQ(kq::knob("TC_QUANT_TEST_EMPTY"), nullptr);
-  EXPECT_EQ(kq::knob_int("TC_QUANT_TEST_UNSET", -1), -1);
-  {
-    const kq::KnobScope call;
-    const EnvVar b("TC_QUANT_TEST_KNOB", "4"), c("TC_Q4_TEST_X", "8");
-    EXPECT_EQ(kq::knob_int("TC_QUANT_TEST_KNOB", -1), 3);
-    EXPECT_EQ(kq::knob_int("TC_QUANT_TEST_KNOB_", -1), -1);  // a longer name is another knob
-    EXPECT_EQ(kq::knob("TC_QUANT_TEST_EMPTY"), nullptr);
-    EXPECT_EQ(kq::knob_int("TC_Q4_TEST_X", -1), 8);
-    {
-      const kq::KnobScope inner;
-      EXPECT_EQ(kq::knob_int("TC_QUANT_TEST_KNOB", -1), 4);
-    }
-    EXPECT_EQ(kq::knob_int("TC_QUANT_TEST_KNOB", -1), 3);
-  }
-  EXPECT_EQ(kq::knob_int("TC_QUANT_TEST_KNOB", -1), 3);
-  const EnvVar d("TC_QUANT_TEST_KNOB", "5");
-  EXPECT_EQ(kq::knob_int("TC_QUANT_TEST_KNOB", -1), 5);
-}
 
 }  // namespace
 }  // namespace tc::quant_test
