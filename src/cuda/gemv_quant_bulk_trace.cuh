@@ -1,13 +1,14 @@
 // Diagnostic timeline of the bulk GEMV (gemv_quant_bulk.cu), for finding where a launch's time
 // goes inside a chain of launches (the decode step's CUDA graph), where no profiler timeline
 // is at hand. With TC_QUANT_BULK_TRACE=path every launch gets its own rows of a device buffer
-// (launch i: row i % kTraceSlots, one row of kTraceWords words per CTA); the kernel's thread 0
-// and warp leaders write global-timer ns there; at process exit the buffer is written to
-// `path` (little-endian u64, [slot][cta][word]) and the launches' "N K grid format" lines to
-// `path.txt`. A graph replays the rows its capture was given, so the last replay is what is
-// read back. Words: 0 CTA start, 1 after the grid dependency wait, 2 X quantized, 3 the first
-// stage landed (warp 0), 4 the last warp done, 5 the last copy issued, 6 SM id | tiles << 32,
-// 7 the last stage landed (any warp).
+// (launch i < kTraceSlots: row i, one row of kTraceWords words per CTA; later launches are not
+// traced); the kernel's thread 0 and warp leaders write global-timer ns there; at process exit
+// the buffer is written to `path` (little-endian u64, [slot][cta][word]) and the traced
+// launches' "N K grid format" lines to `path.txt`. A graph replays the rows its capture was
+// given, so the last replay is what is read back (tc bench decode --batches 1 --formats q4_0:
+// launches 0-128 are the eager first step, 129-257 the graph's). Words: 0 CTA start, 1 after the
+// grid dependency wait, 2 X quantized, 3 the first stage landed (warp 0), 4 the last warp done, 5
+// the last copy issued, 6 SM id | tiles << 32, 7 the last stage landed (any warp).
 #pragma once
 
 #include <cuda_runtime.h>
@@ -84,9 +85,12 @@ inline unsigned long long* slot(int N, int K, int grid, int format) {
     t.path = p;
     std::atexit(dump);
   }
+  // No wrap-around: later launches (tc bench decode's public-API rows) would overwrite the rows
+  // of the first ones, among them the rows the graph of the first step was captured with.
   const size_t i = t.launches.size();
+  if (i >= size_t(kTraceSlots)) return nullptr;
   t.launches.push_back({N, K, grid, format});
-  return t.buf + (i % kTraceSlots) * kTraceCtas * kTraceWords;
+  return t.buf + i * kTraceCtas * kTraceWords;
 }
 
 }  // namespace tc::cuda::quant::bulk_trace
