@@ -268,9 +268,6 @@ bool prefill_q4_wgmma_can_run(const tc::quant::MatmulProblem& p, std::string& wh
   if (!on_cuda(p, why)) return false;
   if (!p.d.quantize_activations) return (why = "f16 rounding not allowed", false);
   if (p.d.M < 64) return (why = "M < 64", false);
-  // Q4_K: the fused kernel measured no faster than dequantize-to-f16 + GEMM (H200 18:29 UTC,
-  // M 512 N 4096 K 14336: 159.7 us against ~154 us), so Q4_K stays on the row below.
-  if (p.d.w_dtype == TC_DTYPE_Q4_K) return (why = "Q4_K: the dequantize row is as fast", false);
   return kq::prefill_q4_wgmma_supports(args(p), why);
 }
 tc_status_t prefill_q4_wgmma_run(const tc::quant::MatmulProblem& p) {

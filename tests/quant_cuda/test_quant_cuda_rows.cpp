@@ -116,9 +116,9 @@ TEST(QuantCuda, EveryRowMatchesFloat64) {
   expect("cuda_gemv_quant_f32", fast);
   expect("cuda_mma_quant_batch", fast);  // M 9..32, and M <= 8 with K = 14336
   expect("cuda_gemv_i8", {TC_DTYPE_I8});
-  expect("cuda_prefill_q4_f16_wgmma", {TC_DTYPE_Q4_0});  // K % 256 == 0
+  expect("cuda_prefill_q4_f16_wgmma", {TC_DTYPE_Q4_0, TC_DTYPE_Q4_K});  // K % 256 == 0
   expect("cuda_prefill_dequant_f16_gemm",
-         {TC_DTYPE_Q4_0, TC_DTYPE_Q8_0, TC_DTYPE_Q4_K, TC_DTYPE_Q6_K, TC_DTYPE_I8});
+         {TC_DTYPE_Q4_0, TC_DTYPE_Q8_0, TC_DTYPE_Q6_K, TC_DTYPE_I8});
   expect("cuda_prefill_dequant_f32_gemm",
          {TC_DTYPE_Q4_0, TC_DTYPE_Q8_0, TC_DTYPE_Q4_K, TC_DTYPE_Q6_K, TC_DTYPE_I8});
   expect("cuda_quant_v1", {TC_DTYPE_Q6_K, TC_DTYPE_I8});  // M <= 8 Q6_K; I8 with K % 16 != 0
