@@ -24,7 +24,7 @@ fi
 timeout 45 "$TC" bench decode --device cuda --batches 1,8,32 --seconds 0.1 \
   --json "$OUT/quant_decode.json" > "$OUT/quant_decode.txt" 2>&1
 rc=$?
-cat "$OUT/quant_decode.txt" | head -30
+cat "$OUT/quant_decode.txt" | head -40
 [[ $rc -ne 0 ]] && echo "tc bench decode exit $rc (124 = timed out)"
 # The decode targets, from the JSON: Q4_0 batch 1 >= 900 tok/s; step time of batch 8
 # <= 1.3x and batch 32 <= 2x that of batch 1 (best x mode per batch).

@@ -1,5 +1,6 @@
-// The dispatch's per-call fast path (used by dispatch.cpp alone): the knobs read in one pass
-// over the environment, and the per-thread memo of decisions keyed by a call's exact signature.
+// The dispatch's per-call fast path (used by dispatch.cpp and the quantized table,
+// quant_table.cpp): the knobs read in one pass over the environment, and the per-thread memo of
+// decisions keyed by a call's exact signature.
 #pragma once
 
 #include <strings.h>
