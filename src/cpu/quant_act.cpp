@@ -10,8 +10,9 @@
 namespace tc::cpu {
 namespace {
 
-// One 32-value block: stores its codes (element order) and returns d; *sum = sum of codes.
-TC_AVX2 float quantize_block(const float* xb, int8_t* out, int32_t* sum) {
+// One 32-value block: stores its 32 codes (element order) as two halves, lo = elements 0..15 and
+// hi = 16..31 (the layouts place them apart), and returns d; *sum = sum of codes.
+TC_AVX2 float quantize_block(const float* xb, int8_t* lo, int8_t* hi, int32_t* sum) {
   const __m256 sign_mask = _mm256_set1_ps(-0.0f);
   __m256 v[4];
   __m256 amax = _mm256_setzero_ps();
@@ -29,33 +30,32 @@ TC_AVX2 float quantize_block(const float* xb, int8_t* out, int32_t* sum) {
     q[i] = _mm256_cvtps_epi32(
         _mm256_round_ps(_mm256_mul_ps(v[i], id), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
   }
+  // The sum from the int32 codes (no int8 round trip, no hadd).
+  const __m256i s8 = _mm256_add_epi32(_mm256_add_epi32(q[0], q[1]), _mm256_add_epi32(q[2], q[3]));
+  __m128i t = _mm_add_epi32(_mm256_castsi256_si128(s8), _mm256_extracti128_si256(s8, 1));
+  t = _mm_add_epi32(t, _mm_unpackhi_epi64(t, t));
+  t = _mm_add_epi32(t, _mm_shuffle_epi32(t, 1));
+  *sum = _mm_cvtsi128_si32(t);
   // Pack 32 int32 -> 32 int8 in order (packs interleave 128-bit lanes; the permute fixes it).
   const __m256i q01 = _mm256_packs_epi32(q[0], q[1]);
   const __m256i q23 = _mm256_packs_epi32(q[2], q[3]);
   __m256i q8 = _mm256_packs_epi16(q01, q23);
   q8 = _mm256_permutevar8x32_epi32(q8, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
-  _mm256_storeu_si256(reinterpret_cast<__m256i*>(out), q8);
-  const __m256i s16 = _mm256_maddubs_epi16(_mm256_set1_epi8(1), q8);  // pairwise sums
-  const __m256i s32 = _mm256_madd_epi16(s16, _mm256_set1_epi16(1));
-  __m128i t = _mm_add_epi32(_mm256_castsi256_si128(s32), _mm256_extracti128_si256(s32, 1));
-  t = _mm_hadd_epi32(t, t);
-  t = _mm_hadd_epi32(t, t);
-  *sum = _mm_cvtsi128_si32(t);
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(lo), _mm256_castsi256_si128(q8));
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(hi), _mm256_extracti128_si256(q8, 1));
   return d;
 }
 
-// Reorders one group of 256 codes from natural order into the q4_0_pairs order.
-void to_q4_0_pairs(int8_t* g) {
-  int8_t nat[256];
-  std::memcpy(nat, g, sizeof nat);
-  for (int i = 0; i < 4; ++i) {
-    const int8_t* lo = nat + 32 * i;        // block i
-    const int8_t* hi = nat + 32 * (i + 4);  // block i + 4
-    std::memcpy(g + 64 * i, lo, 16);
-    std::memcpy(g + 64 * i + 16, hi, 16);
-    std::memcpy(g + 64 * i + 32, lo + 16, 16);
-    std::memcpy(g + 64 * i + 48, hi + 16, 16);
-  }
+// Where block b (0..7) of a group of 256 codes puts its halves: natural, block after block; in
+// q4_0_pairs, pair b % 4 holds [block b%4 lo, block b%4+4 lo, block b%4 hi, block b%4+4 hi].
+struct Halves {
+  int lo, hi;
+};
+Halves halves(ActLayout layout, int64_t b) {
+  const int i = static_cast<int>(b % 8);
+  if (layout == ActLayout::natural) return {32 * i, 32 * i + 16};
+  const int lo = 64 * (i % 4) + 16 * (i / 4);
+  return {lo, lo + 32};
 }
 
 }  // namespace
@@ -63,20 +63,31 @@ void to_q4_0_pairs(int8_t* g) {
 void quantize_act_q8(const float* x, int M, int64_t K, ActLayout layout, ActQ8* a) {
   const int64_t nb = K / 32;
   a->nbp = (nb + 7) / 8 * 8;
-  a->qs.assign(static_cast<size_t>(M * a->nbp * 32), 0);
-  a->d.assign(static_cast<size_t>(M * a->nbp), 0.0f);
-  a->sum8.assign(static_cast<size_t>(M * a->nbp), 0);
-  a->dsum.assign(static_cast<size_t>(M * a->nbp), 0.0f);
+  // Sized, not cleared: every block below nb is written; only the padding blocks are zeroed.
+  // (A call's vectors are reused by the next one: no allocation in a decode loop.)
+  a->qs.resize(static_cast<size_t>(M * a->nbp * 32));
+  a->d.resize(static_cast<size_t>(M * a->nbp));
+  a->sum8.resize(static_cast<size_t>(M * a->nbp));
+  a->dsum.resize(static_cast<size_t>(M * a->nbp));
   for (int m = 0; m < M; ++m) {
     const int64_t row = m * a->nbp;
     for (int64_t b = 0; b < nb; ++b) {
+      int8_t* group = &a->qs[(row + b / 8 * 8) * 32];
+      const Halves h = halves(layout, b);
       int32_t sum = 0;
-      a->d[row + b] = quantize_block(x + m * K + b * 32, &a->qs[(row + b) * 32], &sum);
+      const float d = quantize_block(x + m * K + b * 32, group + h.lo, group + h.hi, &sum);
+      a->d[row + b] = d;
       a->sum8[row + b] = 8 * sum;
-      a->dsum[row + b] = a->d[row + b] * static_cast<float>(sum);
+      a->dsum[row + b] = d * static_cast<float>(sum);
     }
-    if (layout == ActLayout::q4_0_pairs) {
-      for (int64_t g = 0; g < a->nbp; g += 8) to_q4_0_pairs(&a->qs[(row + g) * 32]);
+    for (int64_t b = nb; b < a->nbp; ++b) {  // padding: zero codes, scales and sums
+      int8_t* group = &a->qs[(row + b / 8 * 8) * 32];
+      const Halves h = halves(layout, b);
+      std::memset(group + h.lo, 0, 16);
+      std::memset(group + h.hi, 0, 16);
+      a->d[row + b] = 0.0f;
+      a->sum8[row + b] = 0;
+      a->dsum[row + b] = 0.0f;
     }
   }
 }
