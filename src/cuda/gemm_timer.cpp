@@ -29,8 +29,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <vector>
 
+#include "core/env.h"
 #include "cuda/device.h"
 #include "cuda/gemm_cublaslt.h"
 #include "cuda/gemm_rows.h"
@@ -39,9 +41,20 @@ namespace tc::cuda {
 namespace {
 
 constexpr size_t kMaxCopies = 512;  // the bench's limit (bench/gemm_cuda_bench.cpp)
-constexpr int kMaxPerBatch = 400;
+constexpr int kMaxPerBatch = 2000;
 constexpr int kBatches = 5;  // median of five: one slow batch (a clock dip) cannot decide
-constexpr double kBatchMs = 0.5;
+constexpr double kDefaultBatchMs = 0.5;
+
+// TC_AUTOTUNE_BATCH_MS (0.1..20): the length of one timed batch, for A/B runs. 2 ms (the bench's
+// batch) chose the same rows as 0.5 ms from 2048^3 up and took 2.8x longer to tune (H200,
+// 2026-11-29 20:41 UTC, docs/gemm.md). Read per tuning (a tuning costs far more than a getenv).
+double batch_ms() {
+  const auto v = env::get("TC_AUTOTUNE_BATCH_MS");
+  if (!v) return kDefaultBatchMs;
+  char* end = nullptr;
+  const double ms = std::strtod(v->c_str(), &end);
+  return end != v->c_str() && *end == '\0' ? std::clamp(ms, 0.1, 20.0) : kDefaultBatchMs;
+}
 
 size_t round256(size_t x) {
   return (x + 255) / 256 * 256;
@@ -156,7 +169,8 @@ double CudaDevice::time_gemm(const GemmProblem& p, const GemmRow& row, int varia
       return -1;
     return double(ms) / n;
   };
-  auto per_batch = [](double one) { return std::clamp(int(kBatchMs / one) + 1, 1, kMaxPerBatch); };
+  const double want_ms = batch_ms();
+  auto per_batch = [&](double one) { return std::clamp(int(want_ms / one) + 1, 1, kMaxPerBatch); };
   double result = -1;
   // The first run of each is the warm-up (module loading, plan caches).
   const bool paired = ok && !is_ref && ref != nullptr && batch(*ref, copies, 1) >= 0;
