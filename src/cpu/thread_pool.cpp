@@ -39,16 +39,23 @@ std::chrono::microseconds spin_budget() {
 }
 
 // Polls done() for up to `budget`, reading the clock every 64 polls; true when it became true.
+// After the first 20 us each round yields the core: a poller that is not needed soon (the next
+// job is not a GEMV right behind this one) then gives way to OpenBLAS's threads, which run
+// right after the pool's conversion and dequantization passes in the GEMM rows, and to other
+// processes.
 template <class F>
 bool spin_until(F done, std::chrono::microseconds budget) {
   if (budget.count() == 0) return done();
-  const auto end = Clock::now() + budget;
+  const auto start = Clock::now(), end = start + budget,
+             polite = start + std::min(budget, std::chrono::microseconds(20));
   for (;;) {
     for (int i = 0; i < 64; ++i) {
       if (done()) return true;
       TC_POOL_PAUSE();
     }
-    if (Clock::now() >= end) return done();
+    const auto now = Clock::now();
+    if (now >= end) return done();
+    if (now >= polite) std::this_thread::yield();
   }
 }
 
