@@ -167,9 +167,12 @@ tc_status_t gemv_block_f32_avx2(const MatmulProblem& p) {
       return TC_ERROR_INTERNAL;
   }
   const FormatInfo& f = *format_info(p.d.w_dtype);
-  parallel_for(p.d.N, 16, [&](int64_t n0, int64_t n1) {
-    dispatch_m<Rows>(p.d.M, p, dq, f.block_elems, static_cast<size_t>(f.block_bytes), n0, n1);
-  });
+  parallel_for(
+      p.d.N, 16,
+      [&](int64_t n0, int64_t n1) {
+        dispatch_m<Rows>(p.d.M, p, dq, f.block_elems, static_cast<size_t>(f.block_bytes), n0, n1);
+      },
+      After::kLinger);
   return TC_SUCCESS;
 }
 

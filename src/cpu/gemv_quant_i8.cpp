@@ -71,7 +71,8 @@ TC_AVX2 void i8_rows(const quant::MatmulProblem& p, int64_t n0, int64_t n1) {
 
 template <template <int> class R>
 tc_status_t run_by_m(const quant::MatmulProblem& p) {
-  parallel_for(p.d.N, 16, [&](int64_t n0, int64_t n1) { dispatch_m<R>(p.d.M, p, n0, n1); });
+  parallel_for(
+      p.d.N, 16, [&](int64_t n0, int64_t n1) { dispatch_m<R>(p.d.M, p, n0, n1); }, After::kLinger);
   return TC_SUCCESS;
 }
 

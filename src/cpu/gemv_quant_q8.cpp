@@ -161,15 +161,18 @@ tc_status_t run(const quant::MatmulProblem& p) {
   RowPieces pieces(d.N, row_bytes, thread_count());
   SharedAct act;
   // One chunk per thread; each claims its rows from `pieces`.
-  parallel_for(thread_count(), 1, [&](int64_t, int64_t) {
-    int64_t n0, n1;
-    if (!pieces.claim(&n0, &n1)) return;
-    prefetch_range(p.w + n0 * row_bytes, std::min<int64_t>(kLeadBytes, (n1 - n0) * row_bytes));
-    act.ready(static_cast<const float*>(p.x), d.M, d.K, U::kLayout, a);
-    do {
-      unit_rows<U>(p.w, d.K, *a, d.M, p.y, int64_t{d.N}, n0, n1);
-    } while (pieces.claim(&n0, &n1));
-  });
+  parallel_for(
+      thread_count(), 1,
+      [&](int64_t, int64_t) {
+        int64_t n0, n1;
+        if (!pieces.claim(&n0, &n1)) return;
+        prefetch_range(p.w + n0 * row_bytes, std::min<int64_t>(kLeadBytes, (n1 - n0) * row_bytes));
+        act.ready(static_cast<const float*>(p.x), d.M, d.K, U::kLayout, a);
+        do {
+          unit_rows<U>(p.w, d.K, *a, d.M, p.y, int64_t{d.N}, n0, n1);
+        } while (pieces.claim(&n0, &n1));
+      },
+      After::kLinger);
   return TC_SUCCESS;
 }
 

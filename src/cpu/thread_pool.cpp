@@ -1,8 +1,10 @@
-// Workers spin for a while after each job before they sleep, and the caller spins for the end of
-// a job before it sleeps: a decode step's GEMVs come back to back (a 4096 x 4096 Q4_0 GEMV is
-// ~250 us here), and a futex wake-up costs 5-50 us on this machine (measured 2026-11-29: the
-// worker entered a 4096 x 4096 Q4_0 GEMV 8-70 us after the caller, median 48; the caller woke
-// 0-53 us after the worker's last row), which is 5-30% of such a call.
+// Workers spin for a while after a job that asks for it (After::kLinger) before they sleep, and
+// the caller spins for the end of a job before it sleeps: a decode step's GEMVs come back to back
+// (a 4096 x 4096 Q4_0 GEMV is ~250 us here), and a futex wake-up costs 5-50 us on this machine
+// (measured 2026-11-29: the worker entered a 4096 x 4096 Q4_0 GEMV 8-70 us after the caller, median
+// 48; the caller woke 0-53 us after the worker's last row), which is 5-30% of such a call. The GEMM
+// rows do not linger: OpenBLAS's threads run right after their conversion passes, and pollers
+// slowed f16 GEMMs of 128^3-512^3 by ~5-10% here.
 //
 // A job is published as a generation, and chunk claims carry it with the job's chunk count
 // (next_ = generation << 40 | chunks << 20 | next chunk): a worker that arrives after its job
@@ -80,7 +82,7 @@ class Pool {
   }
   int size() const { return int(workers_.size()) + 1; }
 
-  void run(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& fn) {
+  void run(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& fn, After after) {
     std::unique_lock busy(busy_, std::try_to_lock);
     // (At most size() chunks, far below the 2^20 a claim can count.)
     int64_t chunks = std::min<int64_t>(size(), (n + grain - 1) / grain);
@@ -95,6 +97,7 @@ class Pool {
       fn_.store(&fn, std::memory_order_relaxed);
       n_.store(n, std::memory_order_relaxed);
       done_.store(0, std::memory_order_relaxed);
+      linger_.store(after == After::kLinger, std::memory_order_relaxed);
       next_.store(pack(gen, chunks, 0), std::memory_order_release);
       generation_.store(gen, std::memory_order_release);
     }
@@ -136,7 +139,9 @@ class Pool {
         return stop_.load(std::memory_order_acquire) ||
                generation_.load(std::memory_order_acquire) != seen;
       };
-      if (!spin_until(fresh, spin_)) {
+      const auto budget =
+          linger_.load(std::memory_order_relaxed) ? spin_ : std::chrono::microseconds(0);
+      if (!spin_until(fresh, budget)) {
         std::unique_lock lock(mu_);
         cv_.wait(lock, fresh);
       }
@@ -155,6 +160,7 @@ class Pool {
   std::atomic<int64_t> n_{0}, done_{0};
   std::atomic<uint64_t> next_{0}, generation_{0};
   std::atomic<bool> stop_{false};
+  std::atomic<bool> linger_{false};  // the last job's After::kLinger
 };
 
 Pool& pool() {
@@ -164,9 +170,10 @@ Pool& pool() {
 
 }  // namespace
 
-void parallel_for(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& fn) {
+void parallel_for(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& fn,
+                  After after) {
   if (n <= 0) return;
-  pool().run(n, std::max<int64_t>(grain, 1), fn);
+  pool().run(n, std::max<int64_t>(grain, 1), fn, after);
 }
 
 int thread_count() {

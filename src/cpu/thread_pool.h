@@ -8,8 +8,15 @@
 
 namespace tc::cpu {
 
+// After a job the workers either sleep at once (kSleep) or first poll for the next job for a
+// while (kLinger: for calls that come back to back, like a decode step's GEMVs, where a
+// futex wake-up is a large part of a call). Not for jobs followed by other threaded work
+// (OpenBLAS right after a conversion pass): the pollers would take its cores.
+enum class After { kSleep, kLinger };
+
 // Calls fn(begin, end) over [0, n) split into contiguous chunks of at least `grain`.
-void parallel_for(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& fn);
+void parallel_for(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& fn,
+                  After after = After::kSleep);
 int thread_count();
 
 }  // namespace tc::cpu
