@@ -14,7 +14,9 @@ namespace tc::cpu {
 // (OpenBLAS right after a conversion pass): the pollers would take its cores.
 enum class After { kSleep, kLinger };
 
-// Calls fn(begin, end) over [0, n) split into contiguous chunks of at least `grain`.
+// Calls fn(begin, end) over [0, n) split into contiguous, near-equal chunks (sizes differ by at
+// most one): at most thread_count() of them and at most ceil(n / grain), so `grain` bounds how
+// finely n is cut, not each chunk's size.
 void parallel_for(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& fn,
                   After after = After::kSleep);
 int thread_count();
