@@ -265,9 +265,10 @@ void store(const GemmProblem& p, const std::string& device_key, const Entry& ent
   store(gemm_key(p, device_key), entry);
 }
 
-// Why the reference margin is 5%: the tuner times candidates in short bursts (batches of half a
-// millisecond between synchronizations), the benchmark and an application run them back to back
-// for long, and the two disagree on some pairs of kernels by more than the timings' noise. In
+// Why the reference margin is 5%: the tuner's paired timings and the benchmark's long
+// back-to-back runs disagree on some pairs of kernels by more than the timings' noise, for a
+// reason not yet known (not the tuner's batch length: 2 ms batches, the bench's, chose the same
+// rows as 0.5 ms ones, H200 20:41 UTC, docs/gemm.md). In
 // tc bench gemm on the H200 (2026-11-29 20:10 UTC, each pair measured in alternating batches),
 // cuBLASLt's 2nd algorithm for f16 M = 11, 14, 15 x W 14336x4096 had won its tuning against
 // the 1st (the direct caller's) by more than the 1% rule (about 1.5-4.5%) and then ran 5%

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <span>
 
 #include "core/dispatch.h"
 #include "core/internal.h"
@@ -35,6 +36,13 @@ struct Knobs {
 };
 
 constexpr uint64_t kFnvBasis = 1469598103934665603ull, kFnvPrime = 1099511628211ull;
+
+// A key's fields, packed into words by the caller, hashed for a direct-mapped slot table.
+inline uint64_t mix(std::span<const uint64_t> words) {
+  uint64_t h = kFnvBasis;
+  for (uint64_t w : words) h = (h ^ w) * kFnvPrime;
+  return h ^ (h >> 29);
+}
 
 // The value of `entry` ("NAME=value") when its name is `name` (`len` characters), else nullptr;
 // an empty value reads as unset, as env::get() has it.
@@ -134,9 +142,7 @@ inline uint64_t hash_of(const CallKey& k) {
                         uint64_t(k.stride_c),
                         k.env,
                         k.generation};
-  uint64_t h = kFnvBasis;
-  for (uint64_t x : f) h = (h ^ x) * kFnvPrime;
-  return h ^ (h >> 29);
+  return mix(f);
 }
 
 // Direct-mapped, per thread (no lock), trivially constructible (no TLS guard on access).

@@ -22,10 +22,11 @@
 // candidate's five batches are matched by five of the reference): in tc bench gemm (H200,
 // 2026-11-29 20:10 UTC) the first call of a new class took 95 ms (median of the sweep), 105 ms
 // (decode, 96 classes: 9.8 s) and at most 2.5 s (f32 8192^3). Problems cuBLASLt has no plan for
-// are timed alone. Pairing removes drift, not every difference between these half-millisecond
-// bursts and long back-to-back runs: in that run three cuBLASLt algorithms and one own kernel
-// that had tied or won their paired tuning ran 5-7% slower than the reference in the bench,
-// which is why autotune::choose keeps the reference unless another is more than 5% faster.
+// are timed alone. Pairing removes drift, not every difference between the tuner's timings and
+// long back-to-back runs (batch length is not it: TC_AUTOTUNE_BATCH_MS below): in that run three
+// cuBLASLt algorithms and one own kernel that had tied or won their paired tuning ran 5-7% slower
+// than the reference in the bench, which is why autotune::choose keeps the reference unless another
+// is more than 5% faster.
 #include <fmt/format.h>
 
 #include <algorithm>

@@ -126,9 +126,7 @@ uint64_t hash_of(const QuantKey& k) {
                         uint64_t(k.align_w) << 32 | k.align_x,
                         uint64_t(k.align_s) << 32 | k.align_y,
                         k.env};
-  uint64_t h = memo::kFnvBasis;
-  for (uint64_t v : f) h = (h ^ v) * memo::kFnvPrime;
-  return h ^ (h >> 29);
+  return memo::mix(f);
 }
 
 // Direct-mapped, per thread (no lock); an empty slot has no row.
