@@ -89,62 +89,6 @@ tc_status_t make_buffers(tc_context_t* ctx, cudaStream_t s, const GemmCase& c, t
   return TC_SUCCESS;
 }
 
-// Median milliseconds per call of `a` and of `b`, measured in alternating batches of about 2 ms
-// each on one stream (a b, b a, a b, ...: neither always runs behind the other's tail), at
-// least five of each and until each side has `min_seconds` of GPU time (at most 200 batches).
-// A warm-up call of each first. -1 for a side whose launch failed.
-void alternating_median_ms(cudaStream_t stream, const std::function<bool(int)>& a,
-                           const std::function<bool(int)>& b, double min_seconds, double* a_ms,
-                           double* b_ms) {
-  *a_ms = *b_ms = -1;
-  cudaEvent_t e0, e1;
-  if (cudaEventCreate(&e0) != cudaSuccess) return;
-  if (cudaEventCreate(&e1) != cudaSuccess) {
-    cudaEventDestroy(e0);
-    return;
-  }
-  int calls[2] = {0, 0};
-  const std::function<bool(int)>* fn[2] = {&a, &b};
-  auto batch = [&](int side, int n) -> double {
-    cudaEventRecord(e0, stream);
-    for (int i = 0; i < n; ++i)
-      if (!(*fn[side])(calls[side]++)) return -1;
-    cudaEventRecord(e1, stream);
-    float ms = 0;
-    if (cudaEventSynchronize(e1) != cudaSuccess || cudaEventElapsedTime(&ms, e0, e1) != cudaSuccess)
-      return -1;
-    return double(ms);
-  };
-  int per[2];
-  bool ok = true;
-  for (int side = 0; side < 2 && ok; ++side) {
-    const double one = batch(side, 1) >= 0 ? batch(side, 1) : -1;  // warm-up, then an estimate
-    ok = one >= 0;
-    per[side] = std::clamp(int(2.0 / std::max(one, 1e-4)), 1, 500);
-  }
-  std::vector<double> t[2];
-  double total[2] = {0, 0};
-  for (int round = 0;
-       ok && (t[0].size() < 5 || ((total[0] < min_seconds * 1e3 || total[1] < min_seconds * 1e3) &&
-                                  t[0].size() < 200));
-       ++round) {
-    for (int k = 0; k < 2 && ok; ++k) {
-      const int side = round % 2 == 0 ? k : 1 - k;
-      const double ms = batch(side, per[side]);
-      ok = ms >= 0;
-      t[side].push_back(ms / per[side]);
-      total[side] += ms;
-    }
-  }
-  if (ok) {
-    for (auto& v : t) std::sort(v.begin(), v.end());
-    *a_ms = t[0][t[0].size() / 2];
-    *b_ms = t[1][t[1].size() / 2];
-  }
-  cudaEventDestroy(e0);
-  cudaEventDestroy(e1);
-}
-
 }  // namespace
 
 double CellResult::value(double ms) const {
@@ -229,7 +173,12 @@ CellResult run_case(tc_context_t* ctx, tc_stream_t* stream, CublasLtPeer* peer, 
   const bool with_peer = o.vs_peer && peer->prepare(q, &r.peer_error);
   if (with_peer) {
     r.peer_algo = peer->algo_tag();
-    alternating_median_ms(s, call_async, call_peer, o.seconds, &r.tc_ms, &r.peer_ms);
+    const Launch tc_launch = call_async, peer_launch = call_peer;
+    const Launch* pair[] = {&tc_launch, &peer_launch};
+    double ms[2];
+    alternating_median_ms(s, pair, o.seconds, ms);
+    r.tc_ms = ms[0];
+    r.peer_ms = ms[1];
     r.peer_host_us = host_us_per_call(s, call_peer);
     if (r.peer_ms < 0 && r.peer_error.empty()) r.peer_error = "cublasLtMatmul failed";
   } else {

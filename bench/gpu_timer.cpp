@@ -2,50 +2,70 @@
 
 #include <algorithm>
 #include <chrono>
+#include <span>
 #include <vector>
 
 namespace tc::bench {
 
-double median_ms(cudaStream_t stream, const std::function<bool(int)>& launch, double min_seconds) {
+void alternating_median_ms(cudaStream_t stream, std::span<const Launch* const> launches,
+                           double min_seconds, double* ms_out) {
+  const size_t n = launches.size();
+  for (size_t i = 0; i < n; ++i) ms_out[i] = -1;
   cudaEvent_t e0, e1;
-  if (cudaEventCreate(&e0) != cudaSuccess) return -1;
+  if (n == 0 || cudaEventCreate(&e0) != cudaSuccess) return;
   if (cudaEventCreate(&e1) != cudaSuccess) {
     cudaEventDestroy(e0);
-    return -1;
+    return;
   }
-  int calls = 0;
-  auto batch = [&](int n) -> double {
+  std::vector<int> calls(n, 0), per(n, 1);
+  auto batch = [&](size_t side, int count) -> double {
     cudaEventRecord(e0, stream);
-    for (int i = 0; i < n; ++i)
-      if (!launch(calls++)) return -1;
+    for (int i = 0; i < count; ++i)
+      if (!(*launches[side])(calls[side]++)) return -1;
     cudaEventRecord(e1, stream);
     float ms = 0;
     if (cudaEventSynchronize(e1) != cudaSuccess || cudaEventElapsedTime(&ms, e0, e1) != cudaSuccess)
       return -1;
     return double(ms);
   };
-  double result = -1;
-  if (batch(1) >= 0) {  // warm-up
-    const double one = batch(1);
-    if (one >= 0) {
-      const int per = std::clamp(int(2.0 / std::max(one, 1e-4)), 1, 500);
-      std::vector<double> t;
-      double total_ms = 0;
-      while (t.size() < 5 || (total_ms < min_seconds * 1e3 && t.size() < 200)) {
-        const double ms = batch(per);
-        if (ms < 0) break;
-        t.push_back(ms / per);
-        total_ms += ms;
-      }
-      if (t.size() >= 5) {
-        std::sort(t.begin(), t.end());
-        result = t[t.size() / 2];
-      }
+  bool ok = true;
+  for (size_t side = 0; side < n && ok; ++side) {
+    const double one = batch(side, 1) >= 0 ? batch(side, 1) : -1;  // warm-up, then an estimate
+    ok = one >= 0;
+    per[side] = std::clamp(int(2.0 / std::max(one, 1e-4)), 1, 500);
+  }
+  std::vector<std::vector<double>> t(n);
+  std::vector<double> total(n, 0);
+  const auto more = [&] {
+    if (t[0].size() < 5) return true;
+    if (t[0].size() >= 200) return false;
+    return std::any_of(total.begin(), total.end(),
+                       [&](double ms) { return ms < min_seconds * 1e3; });
+  };
+  for (size_t round = 0; ok && more(); ++round) {
+    for (size_t k = 0; k < n && ok; ++k) {
+      const size_t side = (round + k) % n;  // rotating order: none always follows another's tail
+      const double ms = batch(side, per[side]);
+      ok = ms >= 0;
+      t[side].push_back(ms / per[side]);
+      total[side] += ms;
+    }
+  }
+  if (ok) {
+    for (size_t i = 0; i < n; ++i) {
+      std::sort(t[i].begin(), t[i].end());
+      ms_out[i] = t[i][t[i].size() / 2];
     }
   }
   cudaEventDestroy(e0);
   cudaEventDestroy(e1);
-  return result;
+}
+
+double median_ms(cudaStream_t stream, const Launch& launch, double min_seconds) {
+  const Launch* one[] = {&launch};
+  double ms = -1;
+  alternating_median_ms(stream, one, min_seconds, &ms);
+  return ms;
 }
 
 double host_us_per_call(cudaStream_t stream, const std::function<bool(int)>& launch) {

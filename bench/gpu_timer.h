@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <span>
 
 namespace tc::bench {
 
@@ -15,10 +16,17 @@ namespace tc::bench {
 // a hash of (seed, index): reproducible and never all zeros.
 cudaError_t fill_random(void* p, tc_dtype_t t, size_t count, uint64_t seed, cudaStream_t s);
 
-// Median milliseconds of one call of `launch(i)` on `stream` (i counts calls, for rotating
-// inputs): a warm-up call, an estimate, then at least 5 batches of calls ~2 ms long, until
-// `min_seconds` of GPU time was measured. Returns -1 when a launch fails.
-double median_ms(cudaStream_t stream, const std::function<bool(int)>& launch, double min_seconds);
+using Launch = std::function<bool(int)>;
+
+// Median milliseconds of one call of each `launches[j](i)` on `stream` (i counts that launch's
+// calls, for rotating inputs): a warm-up call and an estimate of each, then batches of calls
+// ~2 ms long in rotating order (a b, b a, ...: none always runs behind another's tail, and the
+// GPU's drift weighs on all alike), at least 5 per launch and until each has `min_seconds` of
+// GPU time (at most 200). Writes ms_out[j]; every one is -1 when a launch fails.
+void alternating_median_ms(cudaStream_t stream, std::span<const Launch* const> launches,
+                           double min_seconds, double* ms_out);
+// The same for one launch.
+double median_ms(cudaStream_t stream, const Launch& launch, double min_seconds);
 
 // Host microseconds to queue one `launch(i)`: a burst of calls timed with the wall clock after
 // the stream drained (the GPU queue absorbs them), then the stream is drained again. -1 when a
