@@ -1,0 +1,181 @@
+// Batched decode wgmma kernel, host side: the K split, the workspace, the X conversion, the TMA
+// maps and the launch of quant_mma_b32_kernel.cuh (whose comment gives the design).
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+
+#include "cuda/gemm_launch_pdl.h"
+#include "cuda/quant_launch.cuh"
+#include "cuda/quant_mma_b32.h"
+#include "cuda/quant_mma_b32_kernel.cuh"
+#include "cuda/tile/tma_host.h"
+
+namespace tc::cuda::quant {
+namespace {
+
+using namespace tc::tile;
+using b32::Cfg;
+
+constexpr size_t kAlign = 256;
+size_t up(size_t v) {
+  return (v + kAlign - 1) / kAlign * kAlign;
+}
+
+// Consumer warpgroups: 4 (256 W rows a CTA, 640 threads); TC_QUANT_B32_WG=2 for A/B.
+int warpgroups() {
+  const char* v = std::getenv("TC_QUANT_B32_WG");
+  return v && std::strcmp(v, "2") == 0 ? 2 : 4;
+}
+
+struct Geo {
+  int nx = 32, nw = 4, tiles = 0, splits = 1, per = 0;
+  size_t x_bytes = 0, work = 0;
+};
+
+// Splits of K (in even numbers of 128-k stages, so Q4_K blocks stay whole): the fewest that
+// minimize rounds x (stages per split + kFixed), rounds = CTA waves over the SMs; kFixed stands
+// for a CTA's fixed cost (first stage's latency, epilogue) in stages. Limited to what fits in
+// `cap` bytes of workspace. TC_QUANT_B32_SPLITS=n forces n (A/B).
+constexpr int kFixed = 4, kMaxSplits = 16;
+Geo geometry(const Args& a, size_t cap) {
+  Geo g;
+  g.nx = a.M <= 16 ? 16 : 32;
+  g.nw = warpgroups();
+  const int rows = 64 * g.nw, nks = a.K / b32::kBK;
+  g.tiles = (std::max(a.N, 1) + rows - 1) / rows;
+  g.x_bytes = up(size_t(std::max(a.M, 1)) * size_t(a.K) * 2);
+  auto work = [&](int splits) {
+    return splits == 1 ? g.x_bytes
+                       : g.x_bytes + up(size_t(splits) * g.tiles * g.nx * rows * 4) +
+                             up(size_t(g.tiles) * 4);
+  };
+  auto per_of = [&](int splits) { return ((nks + splits - 1) / splits + 1) / 2 * 2; };
+  const int sms = std::max(1, sm_count());
+  int forced = 0;
+  if (const char* v = std::getenv("TC_QUANT_B32_SPLITS")) forced = std::max(0, std::atoi(v));
+  double best = std::numeric_limits<double>::max();
+  for (int s = 1; s <= kMaxSplits && s <= std::max(1, nks / 2); ++s) {
+    const int per = per_of(s), real = (nks + per - 1) / per;  // splits that are not empty
+    if (real != s || work(s) > cap) continue;
+    const double rounds = double((g.tiles * s + sms - 1) / sms);
+    const double cost = rounds * (per + kFixed);
+    if (forced ? s == forced : cost < best) {
+      best = cost;
+      g.splits = s;
+    }
+  }
+  g.per = per_of(g.splits);
+  g.work = work(g.splits);
+  return g;
+}
+
+size_t cap_of(const Args& a) {
+  return a.work_bytes > 0 ? a.work_bytes : std::numeric_limits<size_t>::max();
+}
+
+// W as a 2-D byte tensor [N][row bytes] read in unswizzled boxes of 80 bytes x `rows` rows
+// (out-of-range bytes and rows read as zero): the prefill kernel's map with a taller box.
+bool encode_w(TmaMap* map, const void* w, size_t row_bytes, int n, uint32_t rows) {
+  auto enc = tma_encoder();
+  if (!enc || !tma_pitch_ok(row_bytes) || !tma_base_ok(w)) return false;
+  cuuint64_t dims[3] = {row_bytes, cuuint64_t(n), 1};
+  cuuint64_t strides[2] = {row_bytes, row_bytes * cuuint64_t(n)};
+  cuuint32_t boxes[3] = {uint32_t(b32::kWBox), rows, 1};
+  cuuint32_t estr[3] = {1, 1, 1};
+  return enc(reinterpret_cast<CUtensorMap*>(map), CU_TENSOR_MAP_DATA_TYPE_UINT8, 3,
+             const_cast<void*>(w), dims, strides, boxes, estr, CU_TENSOR_MAP_INTERLEAVE_NONE,
+             CU_TENSOR_MAP_SWIZZLE_NONE, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+             CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
+}
+
+__device__ __forceinline__ uint32_t h2(float a, float b) {
+  const __half2 v = __floats2half2_rn(a, b);
+  return *reinterpret_cast<const uint32_t*>(&v);
+}
+
+// X [M][K] f32 -> f16 (8 values a thread, round to nearest; Q4_0: k 16..31 of every 32 divided
+// by 16, which the kernel's nibble decode multiplies back, q4_0_frags_hi16) and the split
+// counters zeroed, after the previous grid (which may write X, or still use the counters) ends.
+__global__ void __launch_bounds__(256)
+    b32_convert_kernel(const float4* x, uint32_t total8, uint4* out, int* cnt, int ncnt,
+                       bool hi16) {
+  tc::tile::grid_dep_launch_dependents();
+  tc::tile::grid_dep_wait();
+  const uint32_t i = blockIdx.x * 256 + threadIdx.x;
+  if (int(i) < ncnt) cnt[i] = 0;
+  if (i >= total8) return;
+  const float f = hi16 && (i & 2) ? 0.0625f : 1.0f;  // k = 8 i: k % 32 >= 16 (K % 32 == 0)
+  const float4 a = x[2 * i], b = x[2 * i + 1];
+  out[i] = make_uint4(h2(a.x * f, a.y * f), h2(a.z * f, a.w * f), h2(b.x * f, b.y * f),
+                      h2(b.z * f, b.w * f));
+}
+
+template <class C>
+tc_status_t launch_cfg(const Args& a, const Geo& g, cudaStream_t s) {
+  TmaMap map_x, map_w;
+  if (!tma_encode_3d(&map_x, a.work, 2, uint64_t(a.K), uint64_t(a.M), 1, uint64_t(a.K) * 2, 0, 64,
+                     C::NX) ||
+      !encode_w(&map_w, a.w, w_row_bytes(a), a.N, C::kRows))
+    return TC_ERROR_NOT_SUPPORTED;
+  const auto kernel = b32::mma_b32_kernel<C>;
+  const tc_status_t st = allow_smem(reinterpret_cast<const void*>(kernel), C::kSmem);
+  if (st != TC_SUCCESS) return st;
+  uint8_t* work = static_cast<uint8_t*>(a.work);
+  b32::Params p{a.M, a.N, a.K, g.tiles, g.splits, g.per, a.y, nullptr, nullptr};
+  if (g.splits > 1) {
+    p.part = reinterpret_cast<float*>(work + g.x_bytes);
+    p.cnt = reinterpret_cast<int*>(work + g.work - up(size_t(g.tiles) * 4));
+  }
+  const uint32_t total8 = uint32_t(size_t(a.M) * a.K / 8);
+  const unsigned blocks = std::max(1u, (std::max(total8, uint32_t(g.tiles)) + 255) / 256);
+  cudaError_t e = launch_ex(b32_convert_kernel, dim3(blocks), dim3(256), 0, s, 1, a.pdl,
+                            static_cast<const float4*>(a.x), total8, reinterpret_cast<uint4*>(work),
+                            p.cnt, g.splits > 1 ? g.tiles : 0, C::FMT == kQ4_0);
+  if (e != cudaSuccess) return cuda_fail(e, "quant b32 convert-X kernel launch");
+  e = launch_ex(kernel, dim3(g.tiles, g.splits), dim3(C::kThreads), C::kSmem, s, 1, true, map_x,
+                map_w, p);
+  return e == cudaSuccess ? TC_SUCCESS : cuda_fail(e, "quant b32 wgmma kernel launch");
+}
+
+template <int FMT>
+tc_status_t launch_fmt(const Args& a, const Geo& g, cudaStream_t s) {
+  if (g.nw == 2)
+    return g.nx == 16 ? launch_cfg<Cfg<FMT, 2, 16>>(a, g, s) : launch_cfg<Cfg<FMT, 2, 32>>(a, g, s);
+  return g.nx == 16 ? launch_cfg<Cfg<FMT, 4, 16>>(a, g, s) : launch_cfg<Cfg<FMT, 4, 32>>(a, g, s);
+}
+
+}  // namespace
+
+size_t mma_b32_work_bytes(const Args& a) {
+  if (a.M < 1 || a.M > 32 || a.K < 256) return 0;
+  return geometry(a, cap_of(a)).work;
+}
+
+bool mma_b32_supports(const Args& a, std::string& why) {
+  if (const char* v = std::getenv("TC_QUANT_B32"); v && std::strcmp(v, "0") == 0)
+    return (why = "TC_QUANT_B32=0", false);
+  int dev = 0, major = 0, minor = 0;
+  cudaGetDevice(&dev);
+  cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev);
+  cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev);
+  if (major != 9 || minor != 0) return (why = "needs sm_90 (wgmma)", false);
+  if (a.w_dtype != TC_DTYPE_Q4_0 && a.w_dtype != TC_DTYPE_Q4_K)
+    return (why = "weights not Q4_0 / Q4_K", false);
+  if (!bulk_mma_problem_ok(a, why)) return false;
+  if (a.N < 1) return (why = "N < 1", false);
+  if (!tma_encoder()) return (why = "no cuTensorMapEncodeTiled in the driver", false);
+  return bulk_mma_buffers_ok(a, mma_b32_work_bytes(a), "the b32 X and partial sums", why);
+}
+
+tc_status_t launch_mma_b32(const Args& a, void* stream) {
+  std::string why;
+  if (!mma_b32_supports(a, why)) return TC_ERROR_NOT_SUPPORTED;
+  const Geo g = geometry(a, cap_of(a));
+  auto s = static_cast<cudaStream_t>(stream);
+  return a.w_dtype == TC_DTYPE_Q4_0 ? launch_fmt<kQ4_0>(a, g, s) : launch_fmt<kQ4_K>(a, g, s);
+}
+
+}  // namespace tc::cuda::quant

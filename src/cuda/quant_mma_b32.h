@@ -1,0 +1,28 @@
+// Batched decode on sm_90a (issue 4, M 9..32; any M <= 32 is served): wgmma with W decoded once
+// per tile into register A fragments and X in f16 as the shared-memory B operand
+// (quant_mma_b32_kernel.cuh has the design, quant_mma_b32.cu the host side). Q4_0 and Q4_K,
+// K % 256 == 0, X f32 (rounded to f16: the f16-temporaries accuracy class, rms_scaled ~3e-4,
+// like the f16 MMA row it replaces at M > 8). Plain C++ (the rows and the benchmark include it).
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+#include "cuda/quant_kernels.h"
+
+namespace tc::cuda::quant {
+
+// Workspace of a call: X in f16 and, where K is split, the partial tiles and the counters.
+// With a.work_bytes > 0 the split is limited to what fits in a.work_bytes (supports() then
+// checks against the same figure), so a caller's fixed buffer gives a smaller split, not a
+// refusal.
+TC_QUANT_LAUNCH size_t mma_b32_work_bytes(const Args& a);
+// sm_90, Q4_0 / Q4_K, X f32, M 1..32, K % 256 == 0, W / X / work 16-byte aligned, a workspace
+// of mma_b32_work_bytes(a), TMA encoder present, and TC_QUANT_B32 not "0" (the A/B knob that
+// sends M > 8 back to the older f16 MMA kernel, quant_mma_f16.cu).
+TC_QUANT_LAUNCH bool mma_b32_supports(const Args& a, std::string& why);
+// Queues the X conversion (f16 into a.work, counters zeroed; PDL when a.pdl) and the kernel
+// (always PDL: it streams W while the conversion runs).
+TC_QUANT_LAUNCH tc_status_t launch_mma_b32(const Args& a, void* stream);
+
+}  // namespace tc::cuda::quant

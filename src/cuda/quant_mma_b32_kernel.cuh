@@ -1,0 +1,294 @@
+// Batched decode on sm_90a, M <= 32 (issue 4: M 9..32): Y[M,N] = X[M,K] dequant(W[N,K])^T as
+// Y^T = W X^T, with each W tile decoded ONCE from its packed blocks straight into wgmma's
+// register A operand (m64) and X, converted to f16 by a small kernel before, as the B operand
+// (NX = 16 or 32 columns: n16 / n32, rows >= M zero-filled by TMA) read by the tensor cores
+// from shared memory. The fused prefill GEMM (quant_prefill_kernel.cuh) with a narrow X tile,
+// more W rows per CTA and a K split:
+//  - The mma.sync kernels (quant_mma_f16.cu, quant_mma_xreg.cu) at M = 32 run four column
+//    tiles of m16n8k16 per weight fragment and load X's B fragments from shared memory with
+//    the lanes' own instructions (~2x the weight bytes' shared-memory traffic at M = 32). Here
+//    a warp's work per 16 x 64 weights is the decode alone plus 4 wgmma issues; X never passes
+//    through registers. Accumulators are NX / 2 f32 registers per thread.
+//  - CTA: warpgroup 0 produces (thread 0 issues the TMA copies; Q4_K: threads 64..127 turn the
+//    block headers into f16 scales, as the prefill kernel's helpers), NW consumer warpgroups
+//    each own 64 W rows (64 NW rows a CTA: X is reread from L2 once per CTA, so wider CTAs
+//    read less of it: at NW = 4, NX = 32, 0.44 bytes of X per byte of Q4_0).
+//  - Stage: 128 k (two 64-k X boxes, 128B-swizzled, and one 80-byte W box per row, as in the
+//    prefill kernel), up to 8 stages.
+//  - K split (grid.y) where the W tiles alone leave SMs idle (N = 4096: 16 tiles of 256 rows):
+//    each CTA writes its partial tile to the workspace, the last CTA of a tile to arrive (one
+//    atomic ticket per CTA, counters zeroed by the convert kernel) adds them in split order and
+//    writes Y: deterministic, no float atomics.
+//  - PDL: the producer copies the first ring's W before griddepcontrol.wait (W is not written
+//    by the kernels before: the caller's promise, or the convert kernel launched without PDL
+//    orders it), X after it.
+// PTX ISA: wgmma.mma_async (register A), cp.async.bulk.tensor, mbarrier, griddepcontrol.
+// Host side: quant_mma_b32.cu.
+#pragma once
+
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "cuda/quant_mma_b32_wgmma.cuh"
+#include "cuda/quant_prefill_q4k_scales.cuh"
+#include "cuda/quant_prefill_wgmma.cuh"
+#include "cuda/tile/grid_dep.cuh"
+#include "cuda/tile/tma.cuh"
+
+namespace tc::cuda::quant::b32 {
+
+using namespace tc::tile;
+
+constexpr int kBK = 128;   // k per stage
+constexpr int kWBox = 80;  // bytes of a W row per stage (the prefill kernel's box; Cfg there)
+
+template <int FMT_, int NW_, int NX_>
+struct Cfg {
+  static constexpr int FMT = FMT_, NW = NW_, NX = NX_;
+  static constexpr int kRows = 64 * NW, kThreads = 128 * (NW + 1);
+  static constexpr int kXHalf = NX * 128, kXStage = 2 * kXHalf;  // two {64 k, NX rows} boxes
+  static constexpr int kWSlot = kRows * kWBox;
+  // Q4_K: per stage, row and k64 sub-step {s lo, s hi, -m lo, -m hi} (half2), by the helpers.
+  static constexpr int kScaleSlot = FMT == kQ4_K ? kRows * 32 : 0;
+  static constexpr int kStageBytes = kXStage + kWSlot + kScaleSlot;
+  static constexpr int kStages = (225 * 1024) / kStageBytes > 8 ? 8 : (225 * 1024) / kStageBytes;
+  static constexpr int kHelperFirst = 64, kHelpers = 64;  // Q4_K: threads 64..127
+  static constexpr size_t kSmem = 1024 + size_t(kStages) * kStageBytes + 3 * kStages * 8 + 16;
+  static constexpr uint32_t kStageTx = kXStage + kWSlot;
+  static_assert(kSmem <= 227 * 1024, "shared memory per block");
+  static_assert(kStages >= 3, "ring depth");
+};
+
+struct Params {
+  int M, N, K;
+  int tiles, splits, per;  // W tiles, K splits, stages per split (even)
+  float* y;
+  float* part;  // splits > 1: [splits][tiles][NX][kRows]
+  int* cnt;     // splits > 1: [tiles] arrivals, zeroed by the convert kernel
+};
+
+// Q4_K helpers: every row's header (at the start of its slot row on even stages) -> the scale
+// slots of stages kb and kb + 1 (q4k_slot_row; the prefill kernel's q4k_scale_helper for 128
+// rows explains why writing kb + 1's slot early is safe).
+template <class C>
+__device__ __forceinline__ void scale_helper(const uint8_t* ws, uint8_t* ss, mbarrier* full,
+                                             mbarrier* sfull, int nk) {
+  constexpr int S = C::kStages;
+  const int h = threadIdx.x - C::kHelperFirst;
+  for (int kb = 0; kb < nk; kb += 2) {
+    mbar_wait(&full[kb % S], (kb / S) & 1);
+    for (int row = h; row < C::kRows; row += C::kHelpers) {
+      alignas(16) uint8_t hb[16];
+      *reinterpret_cast<uint4*>(hb) =
+          *reinterpret_cast<const uint4*>(ws + (kb % S) * C::kWSlot + row * kWBox);
+      q4k_slot_row<0>(hb, ss + (kb % S) * C::kScaleSlot + row * 32);
+      q4k_slot_row<1>(hb, ss + ((kb + 1) % S) * C::kScaleSlot + row * 32);
+    }
+    mbar_arrive(&sfull[kb % S]);
+    mbar_arrive(&sfull[(kb + 1) % S]);
+  }
+}
+
+// Q4_0 fragments as q4_0_frags (quant_prefill_wgmma.cuh) with one shift per word instead of
+// three: the high nibbles are taken in place, (byte & 0xF0) | 0x6400 being the half 1024 + 16 q,
+// and (1024 + 16 q - 1152) d = 16 (q - 8) d, exact as (q - 8) d is (a power of two), so the
+// convert kernel stores X / 16 at k 16..31 of every block (kQ4HiScale): the products are those
+// of q4_0_frags (X / 16 is exact down to |X| ~ 1e-3, below which f16 X keeps its absolute error).
+__device__ __forceinline__ __half2 nib2_hi(uint32_t word) {
+  uint32_t h;
+  asm("lop3.b32 %0, %1, %2, %3, 0xEA;" : "=r"(h) : "r"(word), "n"(0x00F000F0), "r"(0x64006400u));
+  return *reinterpret_cast<const __half2*>(&h);
+}
+__device__ __forceinline__ void q4_0_frags_hi16(const Q4Raw& raw, uint32_t (&lo)[4],
+                                                uint32_t (&hi)[4]) {
+  const __half2 bias = __float2half2_rn(1032.0f), bias16 = __float2half2_rn(1152.0f);
+#pragma unroll
+  for (int r = 0; r < 2; ++r) {
+    const __half2 d = __half2half2(raw.d[r]);
+    const uint32_t w = raw.w[r], w8 = w >> 8;
+    lo[r] = bits(__hmul2(__hsub2(nib2(w, 0), bias), d));
+    lo[2 + r] = bits(__hmul2(__hsub2(nib2(w8, 0), bias), d));
+    hi[r] = bits(__hmul2(__hsub2(nib2_hi(w), bias16), d));
+    hi[2 + r] = bits(__hmul2(__hsub2(nib2_hi(w8), bias16), d));
+  }
+}
+
+// Consumer warpgroup cw: W rows 64 cw .. + 63 of the tile, stages kb0 .. kb0 + nk - 1 of K.
+template <class C>
+__device__ __forceinline__ void consume(uint8_t* xs, uint8_t* ws, const uint8_t* ss, mbarrier* full,
+                                        mbarrier* empty, mbarrier* sfull, int kb0, int nk,
+                                        float (&d)[C::NX / 2]) {
+  constexpr int FMT = C::FMT, S = C::kStages;
+  const int cw = threadIdx.x / 128 - 1, t = threadIdx.x % 128;
+  const int c = t % 4, row = 64 * cw + 16 * (t / 32) + (t % 32) / 4;
+  uint32_t frag[2][4][4];  // [sub-step buffer][k16 step][register]
+  for (int kb = 0; kb < nk; ++kb) {
+    const int stage = kb % S, kg = kb0 + kb;
+    mbar_wait(&full[stage], (kb / S) & 1);
+    const uint8_t* wrow =
+        ws + stage * C::kWSlot + row * kWBox + (FMT == kQ4_0 ? (72 * kg) % 16 : 16);
+    // The stage's B descriptor; the sub-steps' and k16 steps' offsets are added to its address
+    // field (bits 0-13, in 16-byte units: shared addresses < 256 KB cannot carry out of it).
+    // Built per wgmma with make_smem_desc_sw128, it cost ~6 uniform instructions each.
+    const uint64_t xd = make_smem_desc_sw128(smem_addr(xs + stage * C::kXStage), 16, 1024);
+    __half2 sc[2][2][2], nm[2][2][2];  // Q4_K: [sub-step][row g / g + 8][low / high nibble]
+    if constexpr (FMT == kQ4_K) {
+      mbar_wait(&sfull[stage], (kb / S) & 1);
+      const uint4* sp = reinterpret_cast<const uint4*>(ss + stage * C::kScaleSlot + row * 32);
+#pragma unroll
+      for (int r = 0; r < 2; ++r) {
+#pragma unroll
+        for (int s = 0; s < 2; ++s) {
+          const uint4 v = sp[16 * r + s];  // row + 8 r: 8 rows of 32 bytes further
+          sc[s][r][0] = *reinterpret_cast<const __half2*>(&v.x);
+          sc[s][r][1] = *reinterpret_cast<const __half2*>(&v.y);
+          nm[s][r][0] = *reinterpret_cast<const __half2*>(&v.z);
+          nm[s][r][1] = *reinterpret_cast<const __half2*>(&v.w);
+        }
+      }
+    }
+#pragma unroll
+    for (int s = 0; s < 2; ++s) {
+      Q4Raw raw[2];  // shared-memory loads first: their latency overlaps the wait below
+      if constexpr (FMT == kQ4_0) {
+        raw[0] = load_q4_0(wrow + 18 * (2 * s), kWBox, c);
+        raw[1] = load_q4_0(wrow + 18 * (2 * s + 1), kWBox, c);
+      } else {
+        raw[0] = load_q4_k(wrow + 32 * s, kWBox, c);
+        raw[1] = load_q4_k(wrow + 32 * s + 16, kWBox, c);
+      }
+      wgmma_wait<1>();  // the group that read frag[s] (two sub-steps ago) has finished
+      if (s == 1 && kb > 0 && t % 32 == 0) mbar_arrive(&empty[(kb + S - 1) % S]);
+      if constexpr (FMT == kQ4_0) {
+        q4_0_frags_hi16(raw[0], frag[s][0], frag[s][1]);
+        q4_0_frags_hi16(raw[1], frag[s][2], frag[s][3]);
+      } else {
+        q4_k_frags(raw[0], sc[s], nm[s], frag[s][0], frag[s][2]);
+        q4_k_frags(raw[1], sc[s], nm[s], frag[s][1], frag[s][3]);
+      }
+      wgmma_fence();
+#pragma unroll
+      for (int k16 = 0; k16 < 4; ++k16)
+        wgmma_rs_n<C::NX>(d, frag[s][k16], xd + uint64_t((s * C::kXHalf + 32 * k16) >> 4),
+                          (kb > 0 || s > 0 || k16 > 0) ? 1u : 0u);
+      wgmma_commit();
+    }
+  }
+  wgmma_wait<0>();
+}
+
+// The tile's sums: straight to Y (one split), else this split's partial to the workspace and,
+// in the last CTA of the tile to arrive, the splits added in order into Y.
+template <class C>
+__device__ __forceinline__ void finish(const Params& P, const float (&d)[C::NX / 2], bool consumer,
+                                       int* flag) {
+  const int tile = blockIdx.x, split = blockIdx.y, n0 = tile * C::kRows;
+  const int t = threadIdx.x % 128, cw = threadIdx.x / 128 - 1;
+  const int rr = 64 * cw + 16 * (t / 32) + (t % 32) / 4, mb = 2 * (t % 4);
+  // D register r: W row rr + 8 ((r >> 1) & 1), X row mb + 8 (r >> 2) + (r & 1).
+  if (P.splits == 1) {
+    if (!consumer) return;
+#pragma unroll
+    for (int r = 0; r < C::NX / 2; ++r) {
+      const int n = n0 + rr + 8 * ((r >> 1) & 1), m = mb + 8 * (r >> 2) + (r & 1);
+      if (n < P.N && m < P.M) P.y[size_t(m) * P.N + n] = d[r];
+    }
+    return;
+  }
+  float* part = P.part + (size_t(split) * P.tiles + tile) * C::NX * C::kRows;
+  if (consumer) {
+#pragma unroll
+    for (int r = 0; r < C::NX / 2; ++r)
+      part[(mb + 8 * (r >> 2) + (r & 1)) * C::kRows + rr + 8 * ((r >> 1) & 1)] = d[r];
+  }
+  __threadfence();
+  __syncthreads();
+  if (threadIdx.x == 0) *flag = atomicAdd(&P.cnt[tile], 1) == P.splits - 1;
+  __syncthreads();
+  if (!*flag) return;
+  __threadfence();
+  const int rows = min(C::kRows, P.N - n0), mm = min(P.M, C::NX);
+  const size_t sstride = size_t(P.tiles) * C::NX * C::kRows;
+  const float* p0 = P.part + size_t(tile) * C::NX * C::kRows;
+  for (int i = threadIdx.x; i < mm * C::kRows; i += C::kThreads) {
+    const int m = i / C::kRows, n = i % C::kRows;
+    if (n >= rows) continue;
+    float v = __ldcg(p0 + i);
+    for (int sp = 1; sp < P.splits; ++sp) v += __ldcg(p0 + sp * sstride + i);
+    P.y[size_t(m) * P.N + n0 + n] = v;
+  }
+  if (threadIdx.x == 0) P.cnt[tile] = 0;  // ready for the next launch on this workspace
+}
+
+template <class C>
+__global__ void __launch_bounds__(C::kThreads, 1)
+    mma_b32_kernel(const __grid_constant__ TmaMap map_x, const __grid_constant__ TmaMap map_w,
+                   const Params P) {
+#if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  constexpr int FMT = C::FMT, S = C::kStages;
+  extern __shared__ uint8_t smem_raw[];
+  uint8_t* smem = smem_raw + ((1024 - (smem_addr(smem_raw) & 1023)) & 1023);
+  uint8_t* xs = smem;                   // S x kXStage, 1024-aligned (swizzle atoms)
+  uint8_t* ws = smem + S * C::kXStage;  // S x kWSlot
+  uint8_t* ss = ws + S * C::kWSlot;     // Q4_K: S x kScaleSlot
+  auto* full = reinterpret_cast<mbarrier*>(ss + S * C::kScaleSlot);
+  mbarrier* empty = full + S;
+  mbarrier* sfull = empty + S;
+  int* flag = reinterpret_cast<int*>(sfull + S);
+  const int n0 = blockIdx.x * C::kRows, kb0 = blockIdx.y * P.per;
+  const int nk = min(P.per, P.K / kBK - kb0);
+  if (threadIdx.x == 0) {
+    tma_prefetch_map(&map_x);
+    tma_prefetch_map(&map_w);
+    for (int s = 0; s < S; ++s) {
+      mbar_init(&full[s], 1);
+      mbar_init(&empty[s], 4 * C::NW);  // lane 0 of each consumer warp
+      mbar_init(&sfull[s], C::kHelpers);
+    }
+    mbar_fence_init();
+  }
+  __syncthreads();
+  grid_dep_launch_dependents();  // the next kernel's CTAs may queue behind this grid's
+
+  const int tid = threadIdx.x;
+  float d[C::NX / 2];
+  const bool consumer = tid >= 128;
+  if (consumer) {
+    consume<C>(xs, ws, ss, full, empty, sfull, kb0, nk, d);
+  } else if (FMT == kQ4_K && tid >= C::kHelperFirst && tid < C::kHelperFirst + C::kHelpers) {
+    scale_helper<C>(ws, ss, full, sfull, nk);
+  } else if (tid == 0) {
+    auto load_w = [&](int kb) {
+      const int kg = kb0 + kb;
+      uint8_t* wd = ws + (kb % S) * C::kWSlot;
+      if constexpr (FMT == kQ4_0)  // the stage's 4 blocks: 72 bytes at 72 kg
+        tma_load_3d(wd, &map_w, &full[kb % S], 72 * kg / 16 * 16, n0, 0);
+      else  // block kg / 2: from its start (header, qs 0..63) or its byte 64 (qs 64..127)
+        tma_load_3d(wd, &map_w, &full[kb % S], 144 * (kg / 2) + 64 * (kg & 1), n0, 0);
+    };
+    auto load_x = [&](int kb) {
+      uint8_t* xd = xs + (kb % S) * C::kXStage;
+      tma_load_3d(xd, &map_x, &full[kb % S], (kb0 + kb) * kBK, 0, 0);
+      tma_load_3d(xd + C::kXHalf, &map_x, &full[kb % S], (kb0 + kb) * kBK + 64, 0, 0);
+    };
+    const int pre = min(S, nk);
+    for (int kb = 0; kb < pre; ++kb) {  // W does not depend on the grids before
+      mbar_arrive_expect_tx(&full[kb], C::kStageTx);
+      load_w(kb);
+    }
+    grid_dep_wait();  // X (the convert kernel's) and Y, the workspace
+    for (int kb = 0; kb < pre; ++kb) load_x(kb);
+    for (int kb = pre; kb < nk; ++kb) {
+      mbar_wait(&empty[kb % S], ((kb / S) & 1) ^ 1);
+      mbar_arrive_expect_tx(&full[kb % S], C::kStageTx);
+      load_w(kb);
+      load_x(kb);
+    }
+  }
+  finish<C>(P, d, consumer, flag);
+#endif
+}
+
+}  // namespace tc::cuda::quant::b32

@@ -1,0 +1,254 @@
+// The batched decode wgmma kernel (launch_mma_b32, src/cuda/quant_mma_b32.cu) on its own,
+// against float64 of the dequantized weights, Y poisoned (NaN) before every launch: Q4_0 and
+// Q4_K, every M 9..32 (and a few M <= 8; 33 is refused), odd N (partial 256-row tiles), K from
+// one Q4_K block to 11008 (86 stages: splits of unequal length), in each knob form (the chosen
+// K split, 3 forced splits, 2 consumer warpgroups); launched twice back to back, the second
+// under PDL: the same bits. Bound 1e-3: X and the dequantized weights are rounded to f16
+// (~3e-4 expected), the f16 MMA rows' bound; a wrong fragment, swizzle or split gives errors of
+// order 1. TC_QUANT_B32_TIMING=1 adds the timing against the older f16 MMA kernel
+// (TimingAgainstF16Mma, skipped otherwise). Skips without a CUDA device.
+#include <cuda_runtime_api.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "cuda/quant_kernels.h"
+#include "cuda/quant_mma_b32.h"
+#include "device_inputs.h"
+#include "quant_test_util.h"
+
+namespace tc::quant_test {
+namespace {
+
+namespace kq = tc::cuda::quant;
+
+std::vector<LaunchCase> cases() {
+  std::vector<LaunchCase> out;
+  for (tc_dtype_t w : {TC_DTYPE_Q4_0, TC_DTYPE_Q4_K}) {
+    for (int M = 9; M <= 32; ++M) out.push_back({w, M, M % 2 ? 131 : 67, M % 3 ? 512 : 1280});
+    out.push_back({w, 1, 300, 256});      // one Q4_K block, N past one 256-row tile
+    out.push_back({w, 8, 257, 768});      // M <= 8: n16, 6 stages
+    out.push_back({w, 32, 67, 11008});    // 86 stages: unequal splits
+    out.push_back({w, 17, 1001, 4096});   // 4 tiles, a partial last one
+    out.push_back({w, 32, 4099, 2048});   // 17 tiles
+    out.push_back({w, 13, 2053, 11008});  // ring wraps many times
+  }
+  return out;
+}
+
+void set_knob(const char* name, const char* v) {
+  if (*v)
+    setenv(name, v, 1);
+  else
+    unsetenv(name);
+}
+
+TEST(QuantCudaB32, MatchesFloat64) {
+  if (!tc_device_available(TC_DEVICE_CUDA)) GTEST_SKIP() << "no CUDA device";
+  Context ctx;
+  ASSERT_EQ(tc_context_create(&ctx.ctx, TC_DEVICE_CUDA), TC_SUCCESS) << tc_last_error_message();
+  cudaStream_t st = nullptr;
+  ASSERT_EQ(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking), cudaSuccess);
+  uint32_t seed = 9100;
+  int ran = 0;
+  for (const LaunchCase& c : cases()) {
+    const Weights wt = make_weights(c.w, c.N, c.K, seed++);
+    const Activations a = make_activations(TC_DTYPE_F32, c.M, c.K, seed++);
+    const std::vector<double> ref = reference(wt, a, c.M, c.N, c.K);
+    DevMem w(wt.bytes.size()), x(a.bytes()), y(ref.size() * 4);
+    ASSERT_NO_FATAL_FAILURE(upload(wt, a, w, x));
+    struct Form {
+      const char *splits, *wg;
+    };
+    for (const Form f : {Form{"", ""}, Form{"3", ""}, Form{"", "2"}}) {
+      set_knob("TC_QUANT_B32_SPLITS", f.splits);
+      set_knob("TC_QUANT_B32_WG", f.wg);
+      const size_t work_bytes = kq::mma_b32_work_bytes(launch_args(c, w, x, y));
+      DevMem work(work_bytes);
+      kq::Args args = launch_args(c, w, x, y, work.p, work_bytes);
+      std::string why;
+      ASSERT_TRUE(kq::mma_b32_supports(args, why))
+          << why << " w=" << c.w << " M=" << c.M << " N=" << c.N << " K=" << c.K;
+      ASSERT_EQ(cudaMemsetAsync(work.p, 0x7f, work_bytes, st), cudaSuccess);  // stale scratch
+      std::vector<float> first;
+      for (int rep = 0; rep < 2; ++rep) {
+        args.pdl = rep == 1;
+        ASSERT_EQ(cudaMemsetAsync(y.p, 0xff, ref.size() * 4, st), cudaSuccess);
+        ASSERT_EQ(kq::launch_mma_b32(args, st), TC_SUCCESS) << tc_last_error_message();
+        std::vector<float> got(ref.size());
+        ASSERT_EQ(cudaMemcpyAsync(got.data(), y.p, got.size() * 4, cudaMemcpyDeviceToHost, st),
+                  cudaSuccess);
+        ASSERT_EQ(cudaStreamSynchronize(st), cudaSuccess);
+        EXPECT_LE(rms_scaled(got, ref), 1e-3)
+            << "w=" << c.w << " M=" << c.M << " N=" << c.N << " K=" << c.K << " pdl=" << args.pdl
+            << " splits=" << f.splits << " wg=" << f.wg;
+        if (rep == 0) first = got;
+        EXPECT_TRUE(got == first) << "repeat differs: w=" << c.w << " M=" << c.M << " N=" << c.N
+                                  << " K=" << c.K;
+      }
+    }
+    set_knob("TC_QUANT_B32_SPLITS", "");
+    set_knob("TC_QUANT_B32_WG", "");
+    ++ran;
+  }
+  cudaStreamDestroy(st);
+  EXPECT_EQ(ran, int(cases().size()));
+}
+
+// The public call routes M 9..32 (Q4_0 / Q4_K, 8-bit-class activations allowed) to this kernel,
+// and back to the older f16 MMA kernel with TC_QUANT_B32=0; M 3..8 stays there.
+TEST(QuantCudaB32, PublicCallRouting) {
+  if (!tc_device_available(TC_DEVICE_CUDA)) GTEST_SKIP() << "no CUDA device";
+  Context ctx;
+  ASSERT_EQ(tc_context_create(&ctx.ctx, TC_DEVICE_CUDA), TC_SUCCESS) << tc_last_error_message();
+  struct Want {
+    tc_dtype_t w, x;
+    int M;
+    const char *knob, *row;
+  };
+  uint32_t seed = 9700;
+  for (const Want c : {Want{TC_DTYPE_Q4_0, TC_DTYPE_F32, 9, "", "cuda_mma_b32_f16_wgmma"},
+                       Want{TC_DTYPE_Q4_K, TC_DTYPE_F32, 32, "", "cuda_mma_b32_f16_wgmma"},
+                       Want{TC_DTYPE_Q4_0, TC_DTYPE_F32, 21, "", "cuda_mma_b32_f16_wgmma"},
+                       Want{TC_DTYPE_Q4_0, TC_DTYPE_F32, 8, "", "cuda_mma_bulk_f16_hmma"},
+                       Want{TC_DTYPE_Q4_K, TC_DTYPE_F32, 17, "0", "cuda_mma_bulk_f16_hmma"}}) {
+    set_knob("TC_QUANT_B32", c.knob);
+    const int N = 203, K = 1536;
+    const Weights wt = make_weights(c.w, N, K, seed++);
+    const Activations a = make_activations(c.x, c.M, K, seed++);
+    const std::vector<double> ref = reference(wt, a, c.M, N, K);
+    std::vector<float> y;
+    const tc_quant_matmul_desc d{c.M, N, K, c.w, c.x, TC_DTYPE_F32, true, 1.0f};
+    ASSERT_EQ(run_api(ctx.ctx, d, wt, a, tc_gemm_quantized, &y), TC_SUCCESS)
+        << tc_last_error_message();
+    EXPECT_EQ(std::string(tc_last_instance()), c.row) << "M=" << c.M << " knob=" << c.knob;
+    EXPECT_LE(rms_scaled(y, ref), 1e-3) << tc_last_instance() << " M=" << c.M;
+  }
+  set_knob("TC_QUANT_B32", "");
+}
+
+// What the kernel does not serve is refused with a reason, before anything is queued.
+TEST(QuantCudaB32, RefusesWhatItCannotServe) {
+  if (!tc_device_available(TC_DEVICE_CUDA)) GTEST_SKIP() << "no CUDA device (sm_90 check)";
+  kq::Args a;
+  a.M = 16;
+  a.N = 4096;
+  a.K = 4096;
+  a.w_dtype = TC_DTYPE_Q4_0;
+  a.w = a.x = reinterpret_cast<void*>(uintptr_t(256));
+  a.y = reinterpret_cast<float*>(uintptr_t(256));
+  a.work = reinterpret_cast<void*>(uintptr_t(256));
+  a.work_bytes = kq::mma_b32_work_bytes(a);
+  std::string why;
+  EXPECT_TRUE(kq::mma_b32_supports(a, why)) << why;
+  kq::Args b = a;
+  b.M = 33;
+  EXPECT_FALSE(kq::mma_b32_supports(b, why));
+  b = a;
+  b.w_dtype = TC_DTYPE_Q8_0;
+  EXPECT_FALSE(kq::mma_b32_supports(b, why));
+  b = a;
+  b.K = 4000;  // rows not whole TMA lines
+  EXPECT_FALSE(kq::mma_b32_supports(b, why));
+  b = a;
+  b.work_bytes = size_t(a.M) * a.K * 2 - 16;  // not even X in f16 fits
+  EXPECT_FALSE(kq::mma_b32_supports(b, why));
+  b = a;
+  b.work = nullptr;
+  EXPECT_FALSE(kq::mma_b32_supports(b, why));
+  b = a;
+  b.x = reinterpret_cast<void*>(uintptr_t(264));
+  EXPECT_FALSE(kq::mma_b32_supports(b, why));
+  setenv("TC_QUANT_B32", "0", 1);
+  EXPECT_FALSE(kq::mma_b32_supports(a, why));
+  EXPECT_EQ(why, "TC_QUANT_B32=0");
+  unsetenv("TC_QUANT_B32");
+}
+
+// Median us per launch of `launch` over batches of 20 (CUDA events), weights rotated.
+template <class F>
+double time_us(cudaStream_t st, F launch) {
+  cudaEvent_t e0, e1;
+  cudaEventCreate(&e0);
+  cudaEventCreate(&e1);
+  for (int i = 0; i < 20; ++i) launch(i);
+  std::vector<float> t;
+  for (int rep = 0; rep < 15; ++rep) {
+    cudaEventRecord(e0, st);
+    for (int i = 0; i < 20; ++i) launch(i);
+    cudaEventRecord(e1, st);
+    cudaEventSynchronize(e1);
+    float ms = 0;
+    cudaEventElapsedTime(&ms, e0, e1);
+    t.push_back(ms * 1e3f / 20);
+  }
+  cudaEventDestroy(e0);
+  cudaEventDestroy(e1);
+  std::sort(t.begin(), t.end());
+  return t[t.size() / 2];
+}
+
+// TC_QUANT_B32_TIMING=1: this kernel against the f16 MMA kernel it replaces at M > 8, both
+// under PDL as in the decode step, weights rotated through >= 256 MB (the stream shape: one
+// 302-570 MB matrix). Prints; asserts only that both launch.
+TEST(QuantCudaB32, TimingAgainstF16Mma) {
+  if (!tc_device_available(TC_DEVICE_CUDA)) GTEST_SKIP() << "no CUDA device";
+  if (!std::getenv("TC_QUANT_B32_TIMING")) GTEST_SKIP() << "TC_QUANT_B32_TIMING not set";
+  Context ctx;
+  ASSERT_EQ(tc_context_create(&ctx.ctx, TC_DEVICE_CUDA), TC_SUCCESS) << tc_last_error_message();
+  cudaStream_t st = nullptr;
+  ASSERT_EQ(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking), cudaSuccess);
+  struct Shape {
+    const char* label;
+    int N, K;
+  };
+  for (tc_dtype_t f : {TC_DTYPE_Q4_0, TC_DTYPE_Q4_K}) {
+    for (const Shape sh :
+         {Shape{"rotated 14336x4096", 14336, 4096}, Shape{"rotated 4096x4096", 4096, 4096},
+          Shape{"rotated 4096x11008", 4096, 11008}, Shape{"stream 131072x4096", 131072, 4096}}) {
+      const size_t bytes = tc_quant_row_bytes(f, sh.K) * sh.N;
+      const size_t copies = std::max<size_t>(1, (size_t(256) << 20) / bytes + 1);
+      kq::Args a;
+      a.M = 32;
+      a.N = sh.N;
+      a.K = sh.K;
+      a.w_dtype = f;
+      const size_t work_bytes = std::max(kq::mma_b32_work_bytes(a), kq::mma_f16_work_bytes_upto(a));
+      DevMem w(bytes * copies), x(size_t(32) * sh.K * 4), y(size_t(32) * sh.N * 4),
+          work(work_bytes);
+      ASSERT_EQ(kq::launch_fill_random_blocks(f, w.p, int64_t(sh.N) * int64_t(copies), sh.K, 3, st),
+                TC_SUCCESS);
+      ASSERT_EQ(cudaMemsetAsync(x.p, 0x3c, size_t(32) * sh.K * 4, st), cudaSuccess);
+      a.x = x.p;
+      a.y = static_cast<float*>(y.p);
+      a.work = work.p;
+      a.work_bytes = work_bytes;
+      a.pdl = true;
+      for (int M : {16, 32}) {
+        a.M = M;
+        double us[2];
+        for (int k = 0; k < 2; ++k) {
+          us[k] = time_us(st, [&](int i) {
+            a.w = static_cast<uint8_t*>(w.p) + bytes * (size_t(i) % copies);
+            const tc_status_t s = k == 0 ? kq::launch_mma_b32(a, st) : kq::launch_mma_f16(a, st);
+            EXPECT_EQ(s, TC_SUCCESS) << tc_last_error_message();
+          });
+        }
+        std::printf(
+            "b32 timing %s %-19s M=%2d  b32 %7.1f us (%5.0f GB/s)  f16 mma %7.1f us (%5.0f "
+            "GB/s)  %.2fx\n",
+            f == TC_DTYPE_Q4_0 ? "q4_0" : "q4_k", sh.label, M, us[0], double(bytes) / us[0] / 1e3,
+            us[1], double(bytes) / us[1] / 1e3, us[1] / us[0]);
+        std::fflush(stdout);
+      }
+    }
+  }
+  cudaStreamDestroy(st);
+}
+
+}  // namespace
+}  // namespace tc::quant_test
