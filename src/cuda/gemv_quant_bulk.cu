@@ -74,7 +74,7 @@ template <int FMT, int MT, int kCW, int kMinBlocks, int XR, bool N16 = true>
 __global__ void __launch_bounds__(kThreadsOf<kCW>, kMinBlocks)
     bulk_gemv_kernel(const uint8_t* __restrict__ W, const float* __restrict__ X,
                      float* __restrict__ Y, int M, int N, int K, uint32_t rb, int R, int RP, int S,
-                     int first, int ablate, unsigned long long* trace) {
+                     int first, int pace, int ablate, int xpairs, unsigned long long* trace) {
   extern __shared__ __align__(128) uint8_t smem[];
   uint64_t* full = reinterpret_cast<uint64_t*>(smem);
   uint64_t* empty = full + kMaxStages;
@@ -114,6 +114,10 @@ __global__ void __launch_bounds__(kThreadsOf<kCW>, kMinBlocks)
         const int slot = s % S;
         if (s >= S) bulk::bar_wait(&empty[slot], uint32_t((s / S - 1) & 1));
         if (s == first) bulk::bar_wait(xready, 0);  // the rest once X's loads are done
+        // 0 < pace < S: at most `pace` stages in flight (stage s - pace has landed). Its slot
+        // cannot have completed a later phase: stage s - pace + S > s is not issued yet.
+        if (pace > 0 && pace < S && s >= pace)
+          bulk::bar_wait(&full[(s - pace) % S], uint32_t(((s - pace) / S) & 1));
         const int64_t row0 = int64_t(t0 + s) * R;
         const uint32_t bytes = uint32_t(N - row0 < R ? N - row0 : R) * rb;
         bulk::bar_expect_tx(&full[slot], bytes);
@@ -125,7 +129,8 @@ __global__ void __launch_bounds__(kThreadsOf<kCW>, kMinBlocks)
   }
   bulk::grid_wait();  // X and Y belong to the previous grid until it is done
   if (tr && threadIdx.x == 0) tr[1] = now_ns();
-  if (ablate != kStreamOnly && ablate != kNoXQuant) quantize_x(X, M, K, U, kCW * 32, xq, xm);
+  if (ablate != kStreamOnly && ablate != kNoXQuant)
+    quantize_x(X, M, K, U, kCW * 32, xq, xm, xpairs != 0);
   bulk::sync_consumers(kCW * 32);
   if (threadIdx.x == 0) bulk::bar_arrive(xready);
   if (tr && threadIdx.x == 0) tr[2] = now_ns();
@@ -207,7 +212,9 @@ struct Config {
   size_t cap;
   bool xreg = false;
   int stages = 8, first = 4, rp = 0;
-  bool n16 = true;  // TC_QUANT_BULK_DOT=0: the earlier nibble dots (one-CTA M = 1 kernels)
+  bool n16 = true;     // TC_QUANT_BULK_DOT=0: the earlier nibble dots (one-CTA M = 1 kernels)
+  bool xpairs = true;  // TC_QUANT_BULK_XPAIRS=0: X in rounds of one item per thread
+  int pace = 0;        // TC_QUANT_BULK_PACE=d: at most d stages in flight (0: no pacing)
 };
 int env_int(const char* name, int fallback) {
   const char* v = std::getenv(name);
@@ -218,27 +225,43 @@ int env_int(const char* name, int fallback) {
 // there), TC_QUANT_BULK_STAGES (most stages, 2..16, default 8), TC_QUANT_BULK_FIRST=n (the
 // producer issues n stages, then waits until X is quantized; default 4, 0: no wait),
 // TC_QUANT_BULK_RP=1|2 (rows per warp and stage; 0, the default: the busier choice),
-// TC_QUANT_BULK_DOT=0 (Config::n16). On the 7B step FIRST 3, 4, 5 measured equal within the
-// noise, 0, 2 and 6 slower (docs/quant.md, H200 20:18-20:23 UTC).
-Config one_cta(int warps) {
+// TC_QUANT_BULK_DOT=0 (Config::n16), TC_QUANT_BULK_PACE=d (the producer keeps at most d
+// stages in flight: it waits for stage s - d to land, so X's loads, which queue behind the
+// copies in flight, wait for d stages at most while the ring still fills during X's
+// quantization; FIRST stops the stream there instead; 0: no pacing).
+// Defaults: M = 1 Q4_0 / Q4_K PACE=2 FIRST=0 (7B step, H200 22:10 UTC: Q4_0 1.221 ms against
+// 1.267 with FIRST=4, Q4_K 1.338 against 1.402; PACE=2 FIRST=4 1.231 / 1.348, PACE=3 FIRST=0
+// 1.227 / 1.356); elsewhere (Q8_0, M > 1: not measured with pacing) FIRST=4, no pacing. On the
+// step FIRST 3, 4, 5 measured equal within the noise, 0, 2 and 6 slower (20:18-20:23 UTC).
+Config one_cta(int warps, bool paced) {
   Config c{warps, 1, kSmemCap1};
   const int kb = env_int("TC_QUANT_BULK_SMEM_KB", 227);
   c.cap = size_t(std::clamp(kb, 64, 227)) * 1024;
   c.stages = std::clamp(env_int("TC_QUANT_BULK_STAGES", 8), 2, kMaxStages);
-  c.first = std::max(env_int("TC_QUANT_BULK_FIRST", 4), 0);
+  c.first = std::max(env_int("TC_QUANT_BULK_FIRST", paced ? 0 : 4), 0);
   c.rp = env_int("TC_QUANT_BULK_RP", 0);
   c.n16 = env_int("TC_QUANT_BULK_DOT", 1) != 0;
+  c.pace = std::max(env_int("TC_QUANT_BULK_PACE", paced ? 2 : 0), 0);
   return c;
 }
-Config config(int M) {
-  if (M > 1) return one_cta(8);                 // M > 1: registers for X
+// TC_QUANT_BULK_XPAIRS=0 (A/B): X quantized in rounds of one item per thread, as before the
+// fifth session (quantize_x: two items a thread where X has more items than threads).
+Config config(int M, tc_dtype_t w) {
+  const bool xpairs = env_int("TC_QUANT_BULK_XPAIRS", 1) != 0;
+  if (M > 1) {  // M > 1: registers for X
+    Config c = one_cta(8, false);
+    c.xpairs = xpairs;
+    return c;
+  }
   if (env_int("TC_QUANT_BULK_CTAS", 1) == 2) {  // as measured: no wait for X
     Config c{16, 2, kSmemCap2};
     c.first = 0;
+    c.xpairs = xpairs;
     return c;
   }
-  Config c = one_cta(env_int("TC_QUANT_BULK_WARPS", 16) == 8 ? 8 : 16);
+  Config c = one_cta(env_int("TC_QUANT_BULK_WARPS", 16) == 8 ? 8 : 16, w != TC_DTYPE_Q8_0);
   c.xreg = c.warps == 16 && env_int("TC_QUANT_BULK_XREG", 1) == 1;
+  c.xpairs = xpairs;
   return c;
 }
 
@@ -315,17 +338,18 @@ tc_status_t launch_fmt(const Args& a, const Config& c, cudaStream_t s) {
                    g.smem,
                    blocks_per_sm(reinterpret_cast<const void*>(kernel), kThreadsOf<CW>, g.smem));
   }
-  const cudaError_t e = launch_ex(
-      kernel, dim3(unsigned(grid)), dim3(kThreadsOf<CW>), g.smem, s, 1, a.pdl,
-      static_cast<const uint8_t*>(a.w), static_cast<const float*>(a.x), a.y, a.M, a.N, a.K,
-      uint32_t(w_row_bytes(a)), g.R, g.RP, g.S, c.first > 0 ? c.first : -1, ablate, trace);
+  const cudaError_t e =
+      launch_ex(kernel, dim3(unsigned(grid)), dim3(kThreadsOf<CW>), g.smem, s, 1, a.pdl,
+                static_cast<const uint8_t*>(a.w), static_cast<const float*>(a.x), a.y, a.M, a.N,
+                a.K, uint32_t(w_row_bytes(a)), g.R, g.RP, g.S, c.first > 0 ? c.first : -1, c.pace,
+                ablate, int(c.xpairs), trace);
   return e == cudaSuccess ? launched("quant bulk gemv kernel launch")
                           : cuda_fail(e, "quant bulk gemv kernel launch");
 }
 
 template <int FMT>
 tc_status_t launch_m(const Args& a, cudaStream_t s) {
-  const Config c = config(a.M);
+  const Config c = config(a.M, a.w_dtype);
   if (a.M == 1) {
     if (c.ctas == 2) return launch_fmt<FMT, 1, 16, 2>(a, c, s);
     if (use_xreg(a, c))
@@ -346,7 +370,7 @@ bool gemv_bulk_supports(const Args& a, std::string& why) {
     return (why = "formats Q4_0, Q8_0, Q4_K only", false);
   if (a.M < 1 || a.M > kMaxM) return (why = "M > 4", false);
   if (a.K % 256 != 0) return (why = "K % 256 != 0 (rows not a multiple of 16 bytes)", false);
-  if (geometry(a, a.M <= 2 ? a.M : kMaxM, config(a.M)).S < 2)
+  if (geometry(a, a.M <= 2 ? a.M : kMaxM, config(a.M, a.w_dtype)).S < 2)
     return (why = "X and two stages do not fit in shared memory", false);
   const auto align = reinterpret_cast<uintptr_t>(a.w) | reinterpret_cast<uintptr_t>(a.x);
   if (align % 16 != 0) return (why = "W or X not 16-byte aligned", false);

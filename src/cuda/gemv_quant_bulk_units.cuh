@@ -160,39 +160,58 @@ __device__ __forceinline__ void unit_dot(const uint8_t* row, int u, int M, const
 // X (M rows) to int8 per 32 (scale amax / 127, round to nearest, as in gemv_quant_q8.cu) into
 // the unit layout, by all `threads` threads: four lanes per unit, each 16 values (one int4
 // chunk), a 32-block's amax and sum shared by a lane pair, so the L2 round trip of X and the
-// arithmetic after it are spread over 4x more threads than one unit per thread.
+// arithmetic after it are spread over 4x more threads than one unit per thread. An item is one
+// lane's 16 values: its loads (x_load), then its codes and the unit's scales and sums (x_store).
+struct XItem {
+  float4 v[4];
+  float amax;
+};
+__device__ __forceinline__ void x_load(const float* __restrict__ X, int K, int U, int total, int i,
+                                       XItem& it) {
+  it.amax = 0.0f;
+#pragma unroll
+  for (int e = 0; e < 4; ++e) it.v[e] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+  if (i >= total) return;
+  const int j = i & 3, u = (i >> 2) % U, m = (i >> 2) / U;
+  const float4* src = reinterpret_cast<const float4*>(X + size_t(m) * K + 64 * u + 16 * j);
+#pragma unroll
+  for (int e = 0; e < 4; ++e) {
+    it.v[e] = __ldg(src + e);
+    it.amax = fmaxf(it.amax, amax4(it.v[e]));
+  }
+}
+// All lanes of the warp call it (shuffles); lanes with i >= total store nothing.
+__device__ __forceinline__ void x_store(const XItem& it, int U, int total, int i, int4* xq,
+                                        int4* xm) {
+  const int j = i & 3, u = (i >> 2) % U, m = (i >> 2) / U;
+  const float amax = fmaxf(it.amax, __shfl_xor_sync(0xffffffffu, it.amax, 1));  // 32-block
+  const float id = q8_inv_scale(amax);
+  int wq[4], sum = 0;
+#pragma unroll
+  for (int e = 0; e < 4; ++e) wq[e] = q8_pack4(it.v[e], id, sum);
+  sum += __shfl_xor_sync(0xffffffffu, sum, 1);
+  const float d = amax / 127.0f;
+  const float d1 = __shfl_xor_sync(0xffffffffu, d, 2);  // lane j + 2: the unit's 2nd block
+  const int s1 = __shfl_xor_sync(0xffffffffu, sum, 2);
+  if (i < total) {
+    xq[(size_t(m) * 4 + j) * U + u] = make_int4(wq[0], wq[1], wq[2], wq[3]);
+    if (j == 0) xm[m * U + u] = make_int4(__float_as_int(d), __float_as_int(d1), sum, s1);
+  }
+}
+// pairs: where X has more items than threads (M = 1 at K = 11008: 688 items, 512 threads;
+// M = 2 at K = 4096 with 8 warps) each thread issues the loads of two items before it
+// quantizes either, so X costs one L2 round trip rather than two: each round's loads wait
+// behind the weight copies in flight (docs/quant.md). The codes are the same either way.
 __device__ __forceinline__ void quantize_x(const float* __restrict__ X, int M, int K, int U,
-                                           int threads, int4* xq, int4* xm) {
+                                           int threads, int4* xq, int4* xm, bool pairs = true) {
   const int total = M * U * 4;  // a multiple of 4: the lanes of a unit are all in or all out
-  for (int i0 = 0; i0 < total; i0 += threads) {
-    const int i = i0 + int(threadIdx.x);
-    const bool ok = i < total;
-    const int j = i & 3, u = (i >> 2) % U, m = (i >> 2) / U;
-    float4 v[4] = {};
-    float amax = 0.0f;
-    if (ok) {
-      const float4* src = reinterpret_cast<const float4*>(X + size_t(m) * K + 64 * u + 16 * j);
-#pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        v[e] = __ldg(src + e);
-        amax = fmaxf(amax, amax4(v[e]));
-      }
-    }
-    amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, 1));  // the 32-block's two lanes
-    const float id = q8_inv_scale(amax);
-    int wq[4], sum = 0;
-#pragma unroll
-    for (int e = 0; e < 4; ++e) {
-      wq[e] = q8_pack4(v[e], id, sum);
-    }
-    sum += __shfl_xor_sync(0xffffffffu, sum, 1);
-    const float d = amax / 127.0f;
-    const float d1 = __shfl_xor_sync(0xffffffffu, d, 2);  // lane j + 2: the unit's 2nd block
-    const int s1 = __shfl_xor_sync(0xffffffffu, sum, 2);
-    if (ok) {
-      xq[(size_t(m) * 4 + j) * U + u] = make_int4(wq[0], wq[1], wq[2], wq[3]);
-      if (j == 0) xm[m * U + u] = make_int4(__float_as_int(d), __float_as_int(d1), sum, s1);
-    }
+  const int tid = int(threadIdx.x), step = pairs && total > threads ? 2 * threads : threads;
+  for (int i0 = 0; i0 < total; i0 += step) {
+    XItem a, b;
+    x_load(X, K, U, total, i0 + tid, a);
+    if (step > threads) x_load(X, K, U, total, i0 + threads + tid, b);
+    x_store(a, U, total, i0 + tid, xq, xm);
+    if (step > threads) x_store(b, U, total, i0 + threads + tid, xq, xm);
   }
 }
 

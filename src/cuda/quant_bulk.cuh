@@ -85,18 +85,28 @@ __device__ __forceinline__ void init_ring(uint64_t* full, uint64_t* empty, int S
 // i.e. units (s % chunks) uc .. (< units) of `unit_bytes` each from byte col0 of each of its rows
 // (N rows of `rb` bytes in W), lane r copying row r into slot s % S (`stride` bytes a row). Once
 // the first min(S, count) stages are in flight, after_first() runs: the kernels wait for the
-// previous grid there and copy X.
+// previous grid there and copy X. With a `gate` barrier, stage `gate_at` and the later ones are
+// issued only after its phase 0 completed (quant_mma_xreg.cu: the consumers have loaded X, so
+// X's loads do not queue behind a whole ring of weight copies); with pace > 0 at most `pace`
+// stages are in flight (stage s waits for stage s - pace to land: the ring still fills, but
+// what X's loads queue behind is bounded).
 template <class After>
 __device__ __forceinline__ void produce_passes(const uint8_t* W, int64_t N, uint32_t rb,
                                                size_t col0, int units, int uc, int unit_bytes,
                                                int p0, int count, uint8_t* ring, uint32_t stride,
                                                int S, uint64_t* full, uint64_t* empty,
-                                               After after_first) {
+                                               After after_first, int gate_at = -1,
+                                               uint64_t* gate = nullptr, int pace = 0) {
   constexpr int kRows = 16;
   const int lane = threadIdx.x % 32, chunks = (units + uc - 1) / uc, first = min(S, count);
   for (int s = 0; s < count; ++s) {
     const int slot = s % S;
+    if (s == gate_at && lane == 0) bar_wait(gate, 0);
     if (s >= S && lane == 0) bar_wait(&empty[slot], uint32_t((s / S - 1) & 1));
+    // Stage s - pace's slot cannot have completed a later phase: s - pace + S > s is not issued
+    // (pace >= S asks for nothing the ring does not give).
+    if (pace > 0 && pace < S && s >= pace && lane == 0)
+      bar_wait(&full[(s - pace) % S], uint32_t(((s - pace) / S) & 1));
     const int64_t row0 = int64_t(p0 + s / chunks) * kRows;
     const int rows = int(N - row0 < kRows ? N - row0 : kRows);
     const int u0 = (s % chunks) * uc;

@@ -52,7 +52,7 @@ constexpr int kPassRows = 16;
 constexpr int kMaxRS = 4;  // reduction slots (2 or 4: Geo::RS)
 constexpr int kMaxStages = 8;
 constexpr size_t kSmemCap = 227 * 1024;  // the H100 / H200 opt-in limit per block
-// Barriers: full, empty [kMaxStages]; rfull, rempty, xfull, xempty [kMaxRS].
+// Barriers: full, empty [kMaxStages]; rfull, rempty, xfull, xempty [kMaxRS]; xready.
 constexpr size_t kHead = 512;
 
 // Cluster helpers (DSMEM: PTX ISA "mapa", "st.shared::cluster", "mbarrier"): rank 0 of a
@@ -82,19 +82,41 @@ __device__ __forceinline__ void wait_cluster(uint64_t* bar, uint32_t parity) {
 
 struct Geo {
   int NT = 1, C = 1, XU = 0, S = 0, RS = 2, Ks = 0;  // C: CTAs of a cluster splitting K (Ks each)
+  int xfirst = -1;      // stages issued before the consumers have loaded X (-1: no wait)
+  bool hoist = true;    // mma_xreg_kernel's HOIST
+  int pace = 0;         // stages in flight at most (0: the ring's S)
   uint32_t stride = 0;  // a row's padded slot in a stage (the rank's K range of the row, whole)
   size_t smem = 0;
 };
 
+int env_or(const char* name, int fallback) {
+  const char* v = std::getenv(name);
+  return v && *v ? std::atoi(v) : fallback;
+}
+
 // Per rank: units U_r = Ks / 64, XU = U_r / 16 rounded up, X in XU * NT * 8 registers: at most
 // 32, or 48 for NT = 1 with K split. The fewest CTAs per cluster that keep that, among the
-// instantiated kernels (launch_format): NT = 1: C 1 (XU 1..4) or 2 (XU 4, 6); NT = 2: C 1 or 2
-// (XU 2); NT = 4: C 1, 2 or 4 (XU 1). XU = 0: none fits.
+// instantiated kernels (launch_format): NT = 1: C 1 (XU 1..4) or 2 (XU 2, 4, 6); NT = 2: C 1 or
+// 2 (XU 2); NT = 4: C 1, 2 or 4 (XU 1). XU = 0: none fits.
+// A/B knobs: TC_QUANT_F16_XCL=2 (M <= 8: 2-CTA clusters also where one CTA's registers hold X,
+// e.g. K = 4096, so that each CTA loads half of X: at M = 8 a CTA's X is 128 KB of f32 from L2,
+// 17 MB a launch over 132 CTAs; measured slower: decode batch 8 Q4_0 2.331 against 2.188 ms,
+// the streaming shape 176 against 119 us); TC_QUANT_F16_XFIRST=n (the producer issues n stages,
+// then waits until every consumer warp has loaded its X; default 2, 0: no wait);
+// TC_QUANT_F16_XPACE=d (at most d stages in flight, bulk::produce_passes; 0: the ring's S);
+// TC_QUANT_F16_HOIST=0 (the kernel's HOIST). H200 22:10 UTC, decode batch 8 (ms, Q4_0 / Q8_0 /
+// Q4_K): XFIRST=2 2.103 / 2.766 / 2.324, XFIRST=1 2.137 / - / 2.370, none 2.174-2.188 / 2.790 /
+// 2.540; XPACE=2 2.156 / 2.795 / 2.495.
 Geo geometry(const Args& a) {
   Geo g;
   g.NT = a.M <= 8 ? 1 : a.M <= 16 ? 2 : 4;
   const int pieces = a.K / 256;
-  for (int c = 1; c <= (g.NT == 4 ? 4 : 2) && g.XU == 0; c *= 2) {
+  const int c0 = g.NT == 1 && pieces >= 2 && env_or("TC_QUANT_F16_XCL", 1) == 2 ? 2 : 1;
+  const int xfirst = env_or("TC_QUANT_F16_XFIRST", 2);
+  g.xfirst = xfirst > 0 ? xfirst : -1;
+  g.hoist = env_or("TC_QUANT_F16_HOIST", 1) != 0;
+  g.pace = std::max(env_or("TC_QUANT_F16_XPACE", 0), 0);
+  for (int c = c0; c <= (g.NT == 4 ? 4 : 2) && g.XU == 0; c *= 2) {
     const int ks = (pieces + c - 1) / c, xu = (ks * 4 + kCW - 1) / kCW;
     const int most = g.NT == 1 ? (c == 1 ? 4 : 6) : 4 / g.NT;
     if (xu <= most && (c - 1) * ks < pieces) {  // every rank has a K range
@@ -104,7 +126,7 @@ Geo geometry(const Args& a) {
     }
   }
   if (g.XU == 0) return g;
-  if (g.NT == 1 && g.C == 2) g.XU = g.XU <= 4 ? 4 : 6;  // the instantiated counts
+  if (g.NT == 1 && g.C == 2) g.XU = g.XU <= 2 ? 2 : g.XU <= 4 ? 4 : 6;  // the instantiated counts
   if (g.NT == 2) g.XU = 2;
   const uint32_t chunk = uint32_t(g.Ks / 64 * unit_bytes(format_code(a.w_dtype)));
   g.stride = chunk + ((chunk / 16) % 2 == 0 ? 16 : 0);  // an odd number of 16-byte lines
@@ -123,11 +145,15 @@ Geo geometry(const Args& a) {
   return g;
 }
 
-template <int FMT, int NT, int C, int XU>
+// HOIST: each unit's byte offset in a stage (its rows g, g + 8 and unit uu[j]) is computed once
+// per kernel and kept in a register, so a pass adds it to the slot's base (one IADD) instead of
+// recomputing it (SASS, Q4_0 NT 1 XU 4: 87 -> 83.5 instructions a unit; batch-8 step -1%);
+// false: the earlier form (TC_QUANT_F16_HOIST=0, A/B). Same loads and arithmetic, same bits.
+template <int FMT, int NT, int C, int XU, bool HOIST>
 __global__ void __launch_bounds__((kCW + 1) * 32, 1)
     mma_xreg_kernel(const uint8_t* __restrict__ W, const float* __restrict__ X,
                     float* __restrict__ Y, int M, int N, int K, int Ks, uint32_t rb,
-                    uint32_t stride, int S, int RS) {
+                    uint32_t stride, int S, int RS, int xfirst, int pace) {
   constexpr int UB = unit_bytes(FMT), COLS = 8 * NT, OUT = 128 * NT;
   extern __shared__ __align__(128) uint8_t smem[];
   uint64_t* full = reinterpret_cast<uint64_t*>(smem);
@@ -136,6 +162,7 @@ __global__ void __launch_bounds__((kCW + 1) * 32, 1)
   uint64_t* rempty = rfull + kMaxRS;     // a slot's reduction read (one arrival a lane)
   uint64_t* xfull = rempty + kMaxRS;     // rank 0: the other ranks' sums of a slot's pass
   uint64_t* xempty = xfull + kMaxRS;     // rank > 0: rank 0 has read this rank's sums
+  uint64_t* xready = xempty + kMaxRS;    // every consumer warp has loaded its X (xfirst > 0)
   float* red = reinterpret_cast<float*>(smem + kHead);  // [RS][kCW][OUT]
   float* xch = red + RS * kCW * OUT;                    // rank 0: [RS][C - 1][OUT]
   uint8_t* ring = reinterpret_cast<uint8_t*>(xch + RS * (C - 1) * OUT);
@@ -158,6 +185,7 @@ __global__ void __launch_bounds__((kCW + 1) * 32, 1)
       bulk::bar_init(&xfull[r], C > 1 ? (C - 1) * 32 : 1);
       bulk::bar_init(&xempty[r], 32);
     }
+    bulk::bar_init(xready, kCW);
     bulk::fence_barrier_init();
   }
   if constexpr (C > 1)
@@ -167,8 +195,9 @@ __global__ void __launch_bounds__((kCW + 1) * 32, 1)
   bulk::grid_launch_dependents();
   if (warp == kCW) {  // producer warp: lane r copies row r's K range of each pass (W is not the
     // previous grid's output, so the stream starts before it ends)
-    bulk::produce_passes(W, N, rb, size_t(k0 / 64) * UB, U, U, UB, p0, my, ring, stride, S, full,
-                         empty, [] {});
+    bulk::produce_passes(
+        W, N, rb, size_t(k0 / 64) * UB, U, U, UB, p0, my, ring, stride, S, full, empty, [] {},
+        xfirst, xready, pace);
   } else {
     bulk::grid_wait();  // X and Y belong to the previous grid until it is done
     const int g = lane / 4, t = lane % 4;
@@ -188,10 +217,19 @@ __global__ void __launch_bounds__((kCW + 1) * 32, 1)
               u < U ? x_item(X, M, K, COLS, ((2 * (k0 / 64 + u) + h) * COLS + 8 * nt + g) * 4 + t)
                     : make_uint4(0, 0, 0, 0);
     }
+    __syncwarp();
+    if (lane == 0) bulk::bar_arrive(xready);  // this warp's X loads are issued (and converted)
     // Q4_K: a warp's units share their quarter of a super-block (u % 4 == warp % 4; k0 % 256
     // == 0).
     static_assert(kCW % 4 == 0, "Q4_K units of a warp share their quarter");
     const int c4 = warp % 4;
+    uint32_t uoff[XU];  // HOIST: unit j's offset from a slot's base (row g, unit uu[j])
+#pragma unroll
+    for (int j = 0; j < XU; ++j) {
+      const int u = uu[j];
+      uoff[j] = uint32_t(g) * stride + uint32_t(FMT == kQ4_K ? 144 * (u >> 2) : UB * u);
+      asm volatile("" : "+r"(uoff[j]));  // kept in a register, not recomputed per pass from u
+    }
     // Pass q's reduction: by warp q % kCW, in warp order, then (clusters) in rank order.
     auto reduce = [&](int q) {
       const int rs = q % RS;
@@ -233,7 +271,10 @@ __global__ void __launch_bounds__((kCW + 1) * 32, 1)
 #pragma unroll
       for (int j = 0; j < XU; ++j) {
         UnitA A;
-        load_unit<FMT>(r0, stride, uu[j], t, c4, A);
+        if constexpr (HOIST)
+          load_unit<FMT>(ring + size_t(slot) * stage + uoff[j], stride, 0, t, c4, A);
+        else
+          load_unit<FMT>(r0, stride, uu[j], t, c4, A);
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
           const tile::FragA16x16 a0{
@@ -300,7 +341,8 @@ int resident_clusters(Kernel* kernel, int C) {
 
 template <int FMT, int NT, int C, int XU>
 tc_status_t launch_fmt(const Args& a, const Geo& g, cudaStream_t s) {
-  auto* kernel = mma_xreg_kernel<FMT, NT, C, XU>;
+  auto* kernel =
+      g.hoist ? mma_xreg_kernel<FMT, NT, C, XU, true> : mma_xreg_kernel<FMT, NT, C, XU, false>;
   if (const tc_status_t st = allow_smem(reinterpret_cast<const void*>(kernel), kSmemCap);
       st != TC_SUCCESS)
     return st;
@@ -309,7 +351,7 @@ tc_status_t launch_fmt(const Args& a, const Geo& g, cudaStream_t s) {
   const cudaError_t e = launch_ex(
       kernel, dim3(unsigned(C * std::max(1, std::min(passes, ncl)))), dim3((kCW + 1) * 32), g.smem,
       s, C, a.pdl, static_cast<const uint8_t*>(a.w), static_cast<const float*>(a.x), a.y, a.M, a.N,
-      a.K, g.Ks, uint32_t(w_row_bytes(a)), g.stride, g.S, g.RS);
+      a.K, g.Ks, uint32_t(w_row_bytes(a)), g.stride, g.S, g.RS, g.xfirst, g.pace);
   return e == cudaSuccess ? launched("quant mma f16 xreg kernel launch")
                           : cuda_fail(e, "quant mma f16 xreg kernel launch");
 }
@@ -329,7 +371,9 @@ tc_status_t launch_format(const Args& a, const Geo& g, cudaStream_t s) {
     }
   }
   if (g.NT == 1)
-    return g.XU == 4 ? launch_fmt<F, 1, 2, 4>(a, g, s) : launch_fmt<F, 1, 2, 6>(a, g, s);
+    return g.XU == 2   ? launch_fmt<F, 1, 2, 2>(a, g, s)
+           : g.XU == 4 ? launch_fmt<F, 1, 2, 4>(a, g, s)
+                       : launch_fmt<F, 1, 2, 6>(a, g, s);
   if (g.NT == 2)
     return g.C == 1 ? launch_fmt<F, 2, 1, 2>(a, g, s) : launch_fmt<F, 2, 2, 2>(a, g, s);
   return g.C == 1   ? launch_fmt<F, 4, 1, 1>(a, g, s)

@@ -1,0 +1,170 @@
+// The fifth session's decode-kernel knobs on their own, against float64 of the dequantized
+// weights, with Y poisoned (NaN) before every launch, each configuration launched twice back to
+// back (the second under PDL):
+// - bulk GEMV (M <= 4): X quantized with two items per thread where X has more items than
+//   threads (M = 1 at K = 11008, M = 2 and 4 at K >= 2048) against the earlier rounds of one
+//   item (TC_QUANT_BULK_XPAIRS=0): the same codes, so the same bits; the producer keeping at
+//   most 1-3 stages in flight (TC_QUANT_BULK_PACE; 2 by default at M = 1, Q4_0 / Q4_K), with
+//   and without its wait for X, and the earlier default (FIRST=4, no pacing): the same bits;
+// - X-in-registers MMA (M <= 8, quant_mma_xreg.cu): the hoisted unit offsets against the earlier
+//   addressing (TC_QUANT_F16_HOIST=0), the producer waiting for X after 1 or 2 stages
+//   (TC_QUANT_F16_XFIRST; 2 by default, 0 the earlier form) or keeping 1-2 stages in flight
+//   (TC_QUANT_F16_XPACE): the same loads and arithmetic, the same bits; 2-CTA clusters where
+//   one CTA would do (TC_QUANT_F16_XCL=2: K split, so other sums): bound 1e-3 and the same bits
+//   over repeats.
+// Odd N, K from 1024 to 14336 (ring slots reused, partial last tiles and passes), every format.
+// Skips without a CUDA device.
+#include <cuda_runtime_api.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "cuda/quant_kernels.h"
+#include "device_inputs.h"
+#include "quant_test_util.h"
+
+namespace tc::quant_test {
+namespace {
+
+namespace kq = tc::cuda::quant;
+
+using Knobs = std::vector<std::pair<const char*, const char*>>;
+
+struct Config {
+  const char* label;
+  Knobs knobs;
+  bool same_bits;  // as the first configuration's
+};
+
+// A launcher of src/cuda/quant_kernels.h and what it accepts.
+struct Launcher {
+  bool (*supports)(const kq::Args&, std::string&);
+  tc_status_t (*launch)(const kq::Args&, void*);
+};
+
+// Runs `l` (8-bit activations, workspace `work` where given) under each configuration, twice
+// (the second under PDL), Y poisoned before each; checks the bound, the bits over the two
+// launches, and the bits against the first configuration where the knob changes no arithmetic.
+void run_configs(const LaunchCase& c, const std::vector<Config>& configs, double bound,
+                 uint32_t seed, Launcher l, void* work = nullptr, size_t work_bytes = 0) {
+  const Weights wt = make_weights(c.w, c.N, c.K, seed);
+  const Activations a = make_activations(TC_DTYPE_F32, c.M, c.K, seed + 1);
+  const std::vector<double> ref = reference(wt, a, c.M, c.N, c.K);
+  DevMem w(wt.bytes.size()), x(a.bytes()), y(ref.size() * 4);
+  ASSERT_NO_FATAL_FAILURE(upload(wt, a, w, x));
+  cudaStream_t st = nullptr;
+  ASSERT_EQ(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking), cudaSuccess);
+  std::vector<float> base;
+  for (const Config& cfg : configs) {
+    for (const auto& [k, v] : cfg.knobs) setenv(k, v, 1);
+    std::vector<float> first;
+    for (int rep = 0; rep < 2; ++rep) {
+      ASSERT_EQ(cudaMemsetAsync(y.p, 0xff, ref.size() * 4, st), cudaSuccess);
+      kq::Args args = launch_args(c, w, x, y, work, work_bytes);
+      args.act8 = true;
+      args.pdl = rep == 1;
+      std::string why;
+      ASSERT_TRUE(l.supports(args, why)) << why;
+      ASSERT_EQ(l.launch(args, st), TC_SUCCESS) << tc_last_error_message();
+      std::vector<float> got(ref.size());
+      ASSERT_EQ(cudaMemcpyAsync(got.data(), y.p, got.size() * 4, cudaMemcpyDeviceToHost, st),
+                cudaSuccess);
+      ASSERT_EQ(cudaStreamSynchronize(st), cudaSuccess);
+      const std::string what = std::string(cfg.label) + " w=" + std::to_string(c.w) +
+                               " M=" + std::to_string(c.M) + " N=" + std::to_string(c.N) +
+                               " K=" + std::to_string(c.K) + " rep=" + std::to_string(rep);
+      EXPECT_LE(rms_scaled(got, ref), bound) << what;
+      if (rep == 0) first = got;
+      EXPECT_EQ(std::memcmp(got.data(), first.data(), got.size() * 4), 0)
+          << "repeat differs: " << what;
+      if (base.empty()) base = got;
+      if (cfg.same_bits) {
+        EXPECT_EQ(std::memcmp(got.data(), base.data(), got.size() * 4), 0)
+            << "differs from " << configs[0].label << ": " << what;
+      }
+    }
+    for (const auto& kv : cfg.knobs) unsetenv(kv.first);
+  }
+  cudaStreamDestroy(st);
+}
+
+TEST(QuantCudaDecodeKnobs, BulkGemvXPairsGiveTheSameBits) {
+  if (!tc_device_available(TC_DEVICE_CUDA)) GTEST_SKIP() << "no CUDA device";
+  Context ctx;
+  ASSERT_EQ(tc_context_create(&ctx.ctx, TC_DEVICE_CUDA), TC_SUCCESS) << tc_last_error_message();
+  const std::vector<Config> configs = {
+      {"default", {}, true},
+      {"xpairs=0", {{"TC_QUANT_BULK_XPAIRS", "0"}}, true},
+      {"xpairs=1", {{"TC_QUANT_BULK_XPAIRS", "1"}}, true},
+      {"pace=1", {{"TC_QUANT_BULK_PACE", "1"}}, true},
+      {"pace=0 first=4 (before 22:10)",
+       {{"TC_QUANT_BULK_PACE", "0"}, {"TC_QUANT_BULK_FIRST", "4"}},
+       true},
+      {"pace=12 (>= stages: no pacing)", {{"TC_QUANT_BULK_PACE", "12"}}, true},
+      {"pace=2 first=0", {{"TC_QUANT_BULK_PACE", "2"}, {"TC_QUANT_BULK_FIRST", "0"}}, true},
+      {"pace=3 first=2", {{"TC_QUANT_BULK_PACE", "3"}, {"TC_QUANT_BULK_FIRST", "2"}}, true}};
+  uint32_t seed = 5100;
+  int ran = 0;
+  for (tc_dtype_t wf : {TC_DTYPE_Q4_0, TC_DTYPE_Q8_0, TC_DTYPE_Q4_K}) {
+    // M = 1: K 11008 (688 items, 512 threads: two per thread), K 4096 (one round either way);
+    // M = 2 and 4 (8 warps, 256 threads): two per thread from K 2048.
+    for (const LaunchCase& c : {LaunchCase{wf, 1, 4099, 11008}, LaunchCase{wf, 1, 131, 11008},
+                                LaunchCase{wf, 1, 257, 4096}, LaunchCase{wf, 2, 517, 14336},
+                                LaunchCase{wf, 2, 131, 2048}, LaunchCase{wf, 4, 257, 4096}}) {
+      ASSERT_NO_FATAL_FAILURE(
+          run_configs(c, configs, 5e-3, seed += 2, {kq::gemv_bulk_supports, kq::launch_gemv_bulk}));
+      ++ran;
+    }
+  }
+  EXPECT_EQ(ran, 18);
+}
+
+TEST(QuantCudaDecodeKnobs, XregKnobsMatchFloat64) {
+  if (!tc_device_available(TC_DEVICE_CUDA)) GTEST_SKIP() << "no CUDA device";
+  Context ctx;
+  ASSERT_EQ(tc_context_create(&ctx.ctx, TC_DEVICE_CUDA), TC_SUCCESS) << tc_last_error_message();
+  const std::vector<Config> configs = {
+      {"default", {}, true},
+      {"hoist=0", {{"TC_QUANT_F16_HOIST", "0"}}, true},
+      {"hoist=1", {{"TC_QUANT_F16_HOIST", "1"}}, true},
+      {"xfirst=1", {{"TC_QUANT_F16_XFIRST", "1"}}, true},
+      {"xfirst=2", {{"TC_QUANT_F16_XFIRST", "2"}}, true},
+      {"xfirst=0", {{"TC_QUANT_F16_XFIRST", "0"}}, true},
+      {"xpace=1", {{"TC_QUANT_F16_XPACE", "1"}}, true},
+      {"xpace=2 xfirst=1", {{"TC_QUANT_F16_XPACE", "2"}, {"TC_QUANT_F16_XFIRST", "1"}}, true},
+      {"xcl=2", {{"TC_QUANT_F16_XCL", "2"}}, false},
+      {"xcl=2 xfirst=2 hoist=0",
+       {{"TC_QUANT_F16_XCL", "2"}, {"TC_QUANT_F16_XFIRST", "2"}, {"TC_QUANT_F16_HOIST", "0"}},
+       false}};
+  uint32_t seed = 5300;
+  int ran = 0;
+  for (tc_dtype_t wf : {TC_DTYPE_Q4_0, TC_DTYPE_Q8_0, TC_DTYPE_Q4_K}) {
+    // K 4096 (XU 4; with XCL 2 CTAs of XU 2), K 1024 (XU 1; XCL: XU 2 with clamped units),
+    // K 2816 (XU 3; XCL: uneven K ranges 1536 + 1280), K 11008 (clusters either way), many
+    // passes per CTA (ring and slots wrap) and a partial last pass.
+    for (const LaunchCase& c : {LaunchCase{wf, 8, 2115, 4096}, LaunchCase{wf, 5, 131, 1024},
+                                LaunchCase{wf, 1, 257, 4096}, LaunchCase{wf, 3, 67, 2816},
+                                LaunchCase{wf, 8, 131, 11008}, LaunchCase{wf, 7, 20011, 512}}) {
+      kq::Args probe;
+      probe.M = c.M;
+      probe.N = c.N;
+      probe.K = c.K;
+      probe.w_dtype = c.w;
+      const size_t work_bytes = kq::mma_f16_work_bytes(probe);  // 0 where the kernel splits no K
+      DevMem work(std::max<size_t>(work_bytes, 16));
+      ASSERT_NO_FATAL_FAILURE(run_configs(c, configs, 1e-3, seed += 2,
+                                          {kq::mma_f16_supports, kq::launch_mma_f16}, work.p,
+                                          work_bytes));
+      ++ran;
+    }
+  }
+  EXPECT_EQ(ran, 18);
+}
+
+}  // namespace
+}  // namespace tc::quant_test
