@@ -7,6 +7,7 @@
 
 #include "cuda/quant_dequant.cuh"
 #include "cuda/quant_launch.cuh"
+#include "cuda/quant_mma_b32.h"
 
 namespace tc::cuda::quant {
 namespace {
@@ -80,6 +81,9 @@ tc_status_t launch_decode(const Args& a, void* stream, const char** name) {
   if (a.w_dtype == TC_DTYPE_I8 && i8_gemv_supports(a, why)) {
     row = "cuda_gemv_i8";
     st = launch_i8_gemv(a, stream);
+  } else if (a.act8 && a.M > 8 && mma_b32_supports(a, why)) {  // as the f16 MMA row at M > 8
+    row = "cuda_mma_b32_f16_wgmma";
+    st = launch_mma_b32(a, stream);
   } else if (a.act8 && a.M > 2 && mma_f16_preferred(a) && mma_f16_supports(a, why)) {  // rows
     row = "cuda_mma_bulk_f16_hmma";
     st = launch_mma_f16(a, stream);

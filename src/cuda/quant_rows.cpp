@@ -9,6 +9,7 @@
 #include "core/error.h"
 #include "cuda/device.h"
 #include "cuda/quant_kernels.h"
+#include "cuda/quant_mma_b32.h"
 
 namespace tc::cuda {
 tc_status_t cuda_fail(cudaError_t e, const char* what);  // device.cpp
@@ -107,8 +108,31 @@ const WorkRow kPrefillQ4Work = {
       return kq::launch_prefill_q4_wgmma(a, work, p.stream);
     }};
 
-// The WorkRow of the table row whose run is `run`, or nullptr for rows without scratch.
-const WorkRow* work_row(tc_status_t (*run)(const tc::quant::MatmulProblem&)) {
+// M > 8 (Q4_0 / Q4_K) in the f16 MMA row: the wgmma kernel (quant_mma_b32.cu; X in f16 and the
+// K-split partials), which decodes each weight tile once into wgmma's A registers; the older
+// mma.sync kernel stays behind TC_QUANT_B32=0 (mma_b32_supports declines).
+const WorkRow kMmaB32Work = {
+    mma_f16_run, [](const tc::quant::MatmulProblem& p) { return kq::mma_b32_work_bytes(args(p)); },
+    [](const tc::quant::MatmulProblem& p, void* work, size_t bytes) {
+      kq::Args a = args(p);
+      a.work = work;
+      a.work_bytes = bytes;
+      note_instance("cuda_mma_b32_f16_wgmma");
+      return kq::launch_mma_b32(a, p.stream);
+    }};
+bool use_b32(const tc::quant::MatmulProblem& p) {
+  if (p.d.M <= 8) return false;
+  kq::Args a = args(p);
+  a.work = reinterpret_cast<void*>(uintptr_t(256));
+  a.work_bytes = kq::mma_b32_work_bytes(a);
+  std::string ignored;
+  return kq::mma_b32_supports(a, ignored);
+}
+
+// The WorkRow of the table row whose run is `run` for `p`, or nullptr for rows without scratch.
+const WorkRow* work_row(tc_status_t (*run)(const tc::quant::MatmulProblem&),
+                        const tc::quant::MatmulProblem& p) {
+  if (run == mma_f16_run && use_b32(p)) return &kMmaB32Work;
   for (const WorkRow* r : {&kMmaF16Work, &kMmaBulkWork, &kPrefillQ4Work})
     if (r->run == run) return r;
   return nullptr;
@@ -198,7 +222,7 @@ bool mma_f16_can_run(const tc::quant::MatmulProblem& p, std::string& why) {
   return mma_f16_fits(p, why);
 }
 tc_status_t mma_f16_run(const tc::quant::MatmulProblem& p) {
-  return with_workspace(p, kMmaF16Work);
+  return with_workspace(p, use_b32(p) ? kMmaB32Work : kMmaF16Work);
 }
 
 bool mma_bulk_can_run(const tc::quant::MatmulProblem& p, std::string& why) {
@@ -316,7 +340,7 @@ tc_status_t run_f16_x(const tc::quant::MatmulProblem& p, const tc::quant::Matmul
   }
   // Every other row: the widened X at the start of the stream's workspace and the row's own
   // scratch after it, one workspace taken once (a second take would wait on its own lock).
-  const WorkRow* wr = work_row(row->run);
+  const WorkRow* wr = work_row(row->run, p32);
   const size_t x_bytes = (n * 4 + kWorkAlign - 1) / kWorkAlign * kWorkAlign;
   const size_t row_bytes = wr != nullptr ? wr->bytes(p32) : 0;
   CudaDevice::Workspace ws;
