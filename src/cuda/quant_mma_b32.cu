@@ -39,7 +39,7 @@ struct Geo {
 // minimize rounds x (stages per split + kFixed), rounds = CTA waves over the SMs; kFixed stands
 // for a CTA's fixed cost (first stage's latency, epilogue) in stages. Limited to what fits in
 // `cap` bytes of workspace. TC_QUANT_B32_SPLITS=n forces n (A/B).
-constexpr int kFixed = 4, kMaxSplits = 16;
+constexpr int kFixed = 4, kMaxSplits = b32::kMaxSplits;
 Geo geometry(const Args& a, size_t cap) {
   Geo g;
   g.nx = a.M <= 16 ? 16 : 32;
@@ -124,7 +124,9 @@ tc_status_t launch_cfg(const Args& a, const Geo& g, cudaStream_t s) {
   const tc_status_t st = allow_smem(reinterpret_cast<const void*>(kernel), C::kSmem);
   if (st != TC_SUCCESS) return st;
   uint8_t* work = static_cast<uint8_t*>(a.work);
-  b32::Params p{a.M, a.N, a.K, g.tiles, g.splits, g.per, a.y, nullptr, nullptr};
+  const char* fix = std::getenv("TC_QUANT_B32_FIXUP");  // A/B: "vec" (Params::vec_fixup)
+  b32::Params p{a.M, a.N,     a.K,    g.tiles, g.splits, g.per, fix && std::strcmp(fix, "vec") == 0,
+                a.y, nullptr, nullptr};
   if (g.splits > 1) {
     p.part = reinterpret_cast<float*>(work + g.x_bytes);
     p.cnt = reinterpret_cast<int*>(work + g.work - up(size_t(g.tiles) * 4));

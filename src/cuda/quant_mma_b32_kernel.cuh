@@ -61,9 +61,14 @@ struct Cfg {
   static_assert(kStages >= 3, "ring depth");
 };
 
+constexpr int kMaxSplits = 16;
+
 struct Params {
   int M, N, K;
-  int tiles, splits, per;  // W tiles, K splits, stages per split (even)
+  int tiles, splits, per;  // W tiles, K splits (<= kMaxSplits), stages per split (even)
+  // The last CTA's sums: 16-byte loads of all splits before the adds (TC_QUANT_B32_FIXUP=vec,
+  // not yet measured) instead of one element (and up to 16 dependent-latency loads) a round.
+  bool vec_fixup;
   float* y;
   float* part;  // splits > 1: [splits][tiles][NX][kRows]
   int* cnt;     // splits > 1: [tiles] arrivals, zeroed by the convert kernel
@@ -212,6 +217,35 @@ __device__ __forceinline__ void finish(const Params& P, const float (&d)[C::NX /
   const int rows = min(C::kRows, P.N - n0), mm = min(P.M, C::NX);
   const size_t sstride = size_t(P.tiles) * C::NX * C::kRows;
   const float* p0 = P.part + size_t(tile) * C::NX * C::kRows;
+  if (P.vec_fixup) {  // 16-byte loads of every split first, then the sums in split order
+    for (int i = threadIdx.x; i < mm * C::kRows / 4; i += C::kThreads) {
+      float4 a = make_float4(0.f, 0.f, 0.f, 0.f);
+      for (int s0 = 0; s0 < P.splits; s0 += 8) {  // 8 loads in flight (more spilled)
+        float4 v[8];
+#pragma unroll
+        for (int j = 0; j < 8; ++j)
+          if (s0 + j < P.splits)
+            v[j] = __ldcg(reinterpret_cast<const float4*>(p0 + (s0 + j) * sstride) + i);
+#pragma unroll
+        for (int j = 0; j < 8; ++j) {
+          if (s0 + j < P.splits) {  // the scalar path's order: ((p0 + p1) + p2) + ...
+            a.x = s0 + j == 0 ? v[j].x : a.x + v[j].x;
+            a.y = s0 + j == 0 ? v[j].y : a.y + v[j].y;
+            a.z = s0 + j == 0 ? v[j].z : a.z + v[j].z;
+            a.w = s0 + j == 0 ? v[j].w : a.w + v[j].w;
+          }
+        }
+      }
+      const int m = 4 * i / C::kRows, n = 4 * i % C::kRows;
+      float* yr = P.y + size_t(m) * P.N + n0 + n;
+      const float av[4] = {a.x, a.y, a.z, a.w};
+#pragma unroll
+      for (int j = 0; j < 4; ++j)
+        if (n + j < rows) yr[j] = av[j];
+    }
+    if (threadIdx.x == 0) P.cnt[tile] = 0;
+    return;
+  }
   for (int i = threadIdx.x; i < mm * C::kRows; i += C::kThreads) {
     const int m = i / C::kRows, n = i % C::kRows;
     if (n >= rows) continue;

@@ -2,8 +2,9 @@
 // against float64 of the dequantized weights, Y poisoned (NaN) before every launch: Q4_0 and
 // Q4_K, every M 9..32 (and a few M <= 8; 33 is refused), odd N (partial 256-row tiles), K from
 // one Q4_K block to 11008 (86 stages: splits of unequal length), in each knob form (the chosen
-// K split, 3 forced splits, 2 consumer warpgroups); launched twice back to back, the second
-// under PDL: the same bits. Bound 1e-3: X and the dequantized weights are rounded to f16
+// K split, 3 forced splits, 2 consumer warpgroups, the 16-byte fixup with the chosen and 5
+// splits: the same bits as the default); launched twice back to back, the second under PDL:
+// the same bits. Bound 1e-3: X and the dequantized weights are rounded to f16
 // (~3e-4 expected), the f16 MMA rows' bound; a wrong fragment, swizzle or split gives errors of
 // order 1. TC_QUANT_B32_TIMING=1 adds the timing against the older f16 MMA kernel
 // (TimingAgainstF16Mma, skipped otherwise). Skips without a CUDA device.
@@ -62,11 +63,14 @@ TEST(QuantCudaB32, MatchesFloat64) {
     DevMem w(wt.bytes.size()), x(a.bytes()), y(ref.size() * 4);
     ASSERT_NO_FATAL_FAILURE(upload(wt, a, w, x));
     struct Form {
-      const char *splits, *wg;
+      const char *splits, *wg, *fixup;
     };
-    for (const Form f : {Form{"", ""}, Form{"3", ""}, Form{"", "2"}}) {
+    std::vector<float> chosen;  // the default form's Y: the 16-byte fixup adds in the same order
+    for (const Form f : {Form{"", "", ""}, Form{"3", "", ""}, Form{"", "2", ""},
+                         Form{"", "", "vec"}, Form{"5", "", "vec"}}) {
       set_knob("TC_QUANT_B32_SPLITS", f.splits);
       set_knob("TC_QUANT_B32_WG", f.wg);
+      set_knob("TC_QUANT_B32_FIXUP", f.fixup);
       const size_t work_bytes = kq::mma_b32_work_bytes(launch_args(c, w, x, y));
       DevMem work(work_bytes);
       kq::Args args = launch_args(c, w, x, y, work.p, work_bytes);
@@ -85,14 +89,20 @@ TEST(QuantCudaB32, MatchesFloat64) {
         ASSERT_EQ(cudaStreamSynchronize(st), cudaSuccess);
         EXPECT_LE(rms_scaled(got, ref), 1e-3)
             << "w=" << c.w << " M=" << c.M << " N=" << c.N << " K=" << c.K << " pdl=" << args.pdl
-            << " splits=" << f.splits << " wg=" << f.wg;
+            << " splits=" << f.splits << " wg=" << f.wg << " fixup=" << f.fixup;
         if (rep == 0) first = got;
         EXPECT_TRUE(got == first) << "repeat differs: w=" << c.w << " M=" << c.M << " N=" << c.N
                                   << " K=" << c.K;
+        if (!*f.splits && !*f.wg && !*f.fixup) chosen = got;
+        if (!*f.splits && !*f.wg && *f.fixup) {
+          EXPECT_TRUE(got == chosen)
+              << "16-byte fixup differs: w=" << c.w << " M=" << c.M << " N=" << c.N << " K=" << c.K;
+        }
       }
     }
     set_knob("TC_QUANT_B32_SPLITS", "");
     set_knob("TC_QUANT_B32_WG", "");
+    set_knob("TC_QUANT_B32_FIXUP", "");
     ++ran;
   }
   cudaStreamDestroy(st);
@@ -230,19 +240,20 @@ TEST(QuantCudaB32, TimingAgainstF16Mma) {
       a.pdl = true;
       for (int M : {16, 32}) {
         a.M = M;
-        double us[2];
-        for (int k = 0; k < 2; ++k) {
+        double us[3];  // b32, b32 with TC_QUANT_B32_FIXUP=vec, the f16 MMA
+        for (int k = 0; k < 3; ++k) {
+          set_knob("TC_QUANT_B32_FIXUP", k == 1 ? "vec" : "");
           us[k] = time_us(st, [&](int i) {
             a.w = static_cast<uint8_t*>(w.p) + bytes * (size_t(i) % copies);
-            const tc_status_t s = k == 0 ? kq::launch_mma_b32(a, st) : kq::launch_mma_f16(a, st);
+            const tc_status_t s = k < 2 ? kq::launch_mma_b32(a, st) : kq::launch_mma_f16(a, st);
             EXPECT_EQ(s, TC_SUCCESS) << tc_last_error_message();
           });
         }
         std::printf(
-            "b32 timing %s %-19s M=%2d  b32 %7.1f us (%5.0f GB/s)  f16 mma %7.1f us (%5.0f "
-            "GB/s)  %.2fx\n",
+            "b32 timing %s %-19s M=%2d  b32 %7.1f us (%5.0f GB/s)  fixup=vec %7.1f us  "
+            "f16 mma %7.1f us (%5.0f GB/s)  %.2fx\n",
             f == TC_DTYPE_Q4_0 ? "q4_0" : "q4_k", sh.label, M, us[0], double(bytes) / us[0] / 1e3,
-            us[1], double(bytes) / us[1] / 1e3, us[1] / us[0]);
+            us[1], us[2], double(bytes) / us[2] / 1e3, us[2] / us[0]);
         std::fflush(stdout);
       }
     }
