@@ -159,16 +159,10 @@ size_t mma_b32_work_bytes(const Args& a) {
 bool mma_b32_supports(const Args& a, std::string& why) {
   if (const char* v = std::getenv("TC_QUANT_B32"); v && std::strcmp(v, "0") == 0)
     return (why = "TC_QUANT_B32=0", false);
-  int dev = 0, major = 0, minor = 0;
-  cudaGetDevice(&dev);
-  cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev);
-  cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev);
-  if (major != 9 || minor != 0) return (why = "needs sm_90 (wgmma)", false);
-  if (a.w_dtype != TC_DTYPE_Q4_0 && a.w_dtype != TC_DTYPE_Q4_K)
-    return (why = "weights not Q4_0 / Q4_K", false);
-  if (!bulk_mma_problem_ok(a, why)) return false;
+  // sm_90, Q4_0 / Q4_K, X f32, K % 256 == 0, W 16-byte aligned, a TMA encoder: the fused
+  // prefill kernel's conditions, whose decoders and W boxes this kernel shares.
+  if (!prefill_q4_wgmma_supports(a, why) || !bulk_mma_problem_ok(a, why)) return false;
   if (a.N < 1) return (why = "N < 1", false);
-  if (!tma_encoder()) return (why = "no cuTensorMapEncodeTiled in the driver", false);
   return bulk_mma_buffers_ok(a, mma_b32_work_bytes(a), "the b32 X and partial sums", why);
 }
 
