@@ -231,7 +231,8 @@ int env_int(const char* name, int fallback) {
 // quantization; FIRST stops the stream there instead; 0: no pacing).
 // Defaults: M = 1 Q4_0 / Q4_K PACE=2 FIRST=0 (7B step, H200 22:10 UTC: Q4_0 1.221 ms against
 // 1.267 with FIRST=4, Q4_K 1.338 against 1.402; PACE=2 FIRST=4 1.231 / 1.348, PACE=3 FIRST=0
-// 1.227 / 1.356); elsewhere (Q8_0, M > 1: not measured with pacing) FIRST=4, no pacing. On the
+// 1.227 / 1.356; 22:28 UTC: PACE 1 1.471 / 1.570, PACE 4 1.263 / 1.390); elsewhere FIRST=4, no
+// pacing (Q8_0 paced: PACE 2 2.143, PACE 3 2.062 against 1.955 ms; M = 2 Q4_0: no effect). On the
 // step FIRST 3, 4, 5 measured equal within the noise, 0, 2 and 6 slower (20:18-20:23 UTC).
 Config one_cta(int warps, bool paced) {
   Config c{warps, 1, kSmemCap1};

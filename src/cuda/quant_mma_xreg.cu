@@ -106,7 +106,7 @@ int env_or(const char* name, int fallback) {
 // TC_QUANT_F16_XPACE=d (at most d stages in flight, bulk::produce_passes; 0: the ring's S);
 // TC_QUANT_F16_HOIST=0 (the kernel's HOIST). H200 22:10 UTC, decode batch 8 (ms, Q4_0 / Q8_0 /
 // Q4_K): XFIRST=2 2.103 / 2.766 / 2.324, XFIRST=1 2.137 / - / 2.370, none 2.174-2.188 / 2.790 /
-// 2.540; XPACE=2 2.156 / 2.795 / 2.495.
+// 2.540; XPACE=2 2.156 / 2.795 / 2.495; 22:28 UTC XFIRST=3 2.094 / - / 2.387, 4 2.146 / - / 2.477.
 Geo geometry(const Args& a) {
   Geo g;
   g.NT = a.M <= 8 ? 1 : a.M <= 16 ? 2 : 4;
