@@ -258,6 +258,9 @@ Config config(int M, tc_dtype_t w) {
     Config c{16, 2, kSmemCap2};
     c.first = 0;
     c.xpairs = xpairs;
+    // Not measured with pacing: two CTAs per SM lost to their shallow ring (<= 113 KB), which
+    // matters less when only 2 stages need to be in flight (an A/B for the next device run).
+    c.pace = std::max(env_int("TC_QUANT_BULK_PACE", 0), 0);
     return c;
   }
   Config c = one_cta(env_int("TC_QUANT_BULK_WARPS", 16) == 8 ? 8 : 16, w != TC_DTYPE_Q8_0);

@@ -107,7 +107,8 @@ TEST(QuantCudaDecodeKnobs, BulkGemvXPairsGiveTheSameBits) {
        true},
       {"pace=12 (>= stages: no pacing)", {{"TC_QUANT_BULK_PACE", "12"}}, true},
       {"pace=2 first=0", {{"TC_QUANT_BULK_PACE", "2"}, {"TC_QUANT_BULK_FIRST", "0"}}, true},
-      {"pace=3 first=2", {{"TC_QUANT_BULK_PACE", "3"}, {"TC_QUANT_BULK_FIRST", "2"}}, true}};
+      {"pace=3 first=2", {{"TC_QUANT_BULK_PACE", "3"}, {"TC_QUANT_BULK_FIRST", "2"}}, true},
+      {"ctas=2 pace=2", {{"TC_QUANT_BULK_CTAS", "2"}, {"TC_QUANT_BULK_PACE", "2"}}, false}};
   uint32_t seed = 5100;
   int ran = 0;
   for (tc_dtype_t wf : {TC_DTYPE_Q4_0, TC_DTYPE_Q8_0, TC_DTYPE_Q4_K}) {
