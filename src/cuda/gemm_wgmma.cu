@@ -3,10 +3,12 @@
 // SMs' waves), split-K for problems with too few tiles to fill the GPU, and which operands must
 // be packed into the workspace (TMA-illegal pitch or base; non-K-major int8). The launch picks
 // the epilogue: TMA stores when C is TMA-legal and beta == 0.
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 
 #include "cuda/gemm_kernels.h"
+#include "cuda/gemm_pack_vec.h"
 #include "cuda/gemm_wgmma_launch.cuh"
 #include "cuda/tile/tma_host.h"
 
@@ -64,14 +66,24 @@ size_t packed_bytes(const GemmProblem& p, const Operand& o, size_t esz) {
   return o.pack ? align256(size_t(b * o.outer * o.packed_ld) * esz) : 0;
 }
 
-// Explicit (tile, split-K) choices the autotuner may time instead of the heuristic.
+// Explicit (tile, split-K) choices the autotuner may time instead of the heuristic. ksplit:
+// in-cluster split-K (gemm_wgmma_ksplit.cuh), 0 = none.
 struct WgmmaVariant {
-  int bm, bn, splits, cluster;
+  int bm, bn, splits, cluster, ksplit;
 };
-constexpr WgmmaVariant kWgmmaVariants[] = {{128, 256, 1, 1}, {128, 128, 1, 1}, {128, 128, 2, 1},
-                                           {128, 128, 4, 1}, {128, 128, 8, 1}, {128, 256, 2, 1},
-                                           {128, 256, 4, 1}, {64, 128, 1, 1},  {64, 64, 1, 1},
-                                           {64, 64, 2, 1},   {128, 256, 1, 2}};
+// 12..14 (in-cluster split-K) are reachable through TC_WGMMA_VARIANT only: they measured slower
+// on every shape tried, so the autotuner is not offered them (gemm_wgmma_variant_count()).
+constexpr WgmmaVariant kWgmmaVariants[] = {
+    {128, 256, 1, 1, 0}, {128, 128, 1, 1, 0}, {128, 128, 2, 1, 0}, {128, 128, 4, 1, 0},
+    {128, 128, 8, 1, 0}, {128, 256, 2, 1, 0}, {128, 256, 4, 1, 0}, {64, 128, 1, 1, 0},
+    {64, 64, 1, 1, 0},   {64, 64, 2, 1, 0},   {128, 256, 1, 2, 0}, {128, 128, 1, 1, 2},
+    {128, 128, 1, 1, 4}, {64, 128, 1, 1, 2}};
+
+// In-cluster split-K: rank 0's stages must hold the other ranks' BM x BN 4-byte partials.
+bool ksplit_fits(int bm, int bn, int ks) {
+  const int stage_bytes = (bm + bn) * 128;
+  return (ks - 1) * bm * bn * 4 <= wgmma_stages(bm, bn) * stage_bytes;
+}
 
 // Tiles the heuristic weighs, with their measured or estimated time per output element of a
 // full tile relative to 128 x 256 (BN = 128 cost 1.4x per FLOP in the H200 sweep; the 64-row
@@ -98,6 +110,7 @@ bool c_tma_ok(const GemmProblem& p, int splits, size_t csz) {
          (p.batch == 1 || (p.stride_c != 0 && tile::tma_pitch_ok(p.stride_c * csz)));
 }
 constexpr int kWgmmaVariantCount = int(sizeof(kWgmmaVariants) / sizeof(kWgmmaVariants[0]));
+constexpr int kWgmmaTunedVariants = 11;  // the autotuner's: 1..11
 
 // The same product with the operands' roles exchanged, C^T = op(B)^T op(A)^T: A' is B read
 // the other way round and B' is A (transposes flipped, pointers, pitches and strides swapped).
@@ -155,7 +168,7 @@ bool env_flag(const char* name) {
 }  // namespace
 
 int gemm_wgmma_variant_count() {
-  return kWgmmaVariantCount;
+  return kWgmmaTunedVariants;
 }
 
 bool plan_gemm_wgmma(const GemmProblem& p, const GemmDevice& dev, GemmPlan* plan,
@@ -190,7 +203,11 @@ bool plan_gemm_wgmma(const GemmProblem& p, const GemmDevice& dev, GemmPlan* plan
   // and without split-K; not for the autotuner's fixed variants. TC_WGMMA_SWAP=1 / 0 forces /
   // forbids it (tests, lab A/B).
   const char* swap_knob = std::getenv("TC_WGMMA_SWAP");
-  const bool swap_ok = p.variant == 0 && !c_tma_ok(p, 1, csz);
+  // TC_WGMMA_VARIANT=n stands in for p.variant 0 (tests and lab A/B of a fixed variant).
+  int variant = p.variant;
+  if (const char* fv = std::getenv("TC_WGMMA_VARIANT"); variant == 0 && fv)
+    variant = std::clamp(std::atoi(fv), 0, kWgmmaVariantCount);
+  const bool swap_ok = variant == 0 && !c_tma_ok(p, 1, csz);
   TileChoice tile = choose_tile(p, dev, s8);
   bool swap = false;
   if (swap_ok && !(swap_knob && std::strcmp(swap_knob, "0") == 0)) {
@@ -213,19 +230,37 @@ bool plan_gemm_wgmma(const GemmProblem& p, const GemmDevice& dev, GemmPlan* plan
   int64_t units = units_of(bm, bn);
   const int64_t kb_total = ceil_div(d.K, int64_t(128 / esz));
   int64_t splits = 1;
+  int ks = 1;  // in-cluster split-K
   // Split-K only when a quarter of the SMs or fewer would have work, and by 2: the sweep found
   // 127x4096x4096 best at 2 splits (185 vs 170 TFLOP/s unsplit, 167 at 4), while 64 tiles of
   // 8192x128x8192 lost to the partial-sum traffic (324 at 2 splits vs 376 unsplit).
   if (units * 4 <= dev.sm_count && kb_total >= 32 && !swap) splits = 2;
-  if (p.variant > 0) {  // the autotuner's explicit choice (see kWgmmaVariants)
-    const WgmmaVariant& v = kWgmmaVariants[(p.variant - 1) % kWgmmaVariantCount];
+  // In-cluster split-K by 2 where the tiles fill at most half of the SMs (1000^3: 64 tiles of
+  // 128 x 128 -> 128 CTAs of 8 k-blocks), in place of the global split: only with
+  // TC_WGMMA_CLUSTER_SPLITK=1. It measured slower on every shape tried (H200, 22:12 UTC: 1000^3
+  // 190 -> 153 TFLOP/s; docs/gemm.md, round 7). 16-bit only (int8 routes its 128 x 128 tile to
+  // a kernel of its own).
+  const char* ck_knob = std::getenv("TC_WGMMA_CLUSTER_SPLITK");
+  if (ck_knob && std::strcmp(ck_knob, "1") == 0 && !s8 && !swap && units * 2 <= dev.sm_count &&
+      kb_total >= 8 && ksplit_fits(bm, bn, 2)) {
+    splits = 1;
+    ks = 2;
+  }
+  if (variant > 0) {  // the autotuner's explicit choice (see kWgmmaVariants)
+    const WgmmaVariant& v = kWgmmaVariants[(variant - 1) % kWgmmaVariantCount];
     bm = s8 ? 128 : v.bm;
     bn = s8 && v.bm == 64 ? 128 : v.bn;
     cluster = v.cluster;
     units = units_of(bm, bn);
     splits = std::min<int64_t>(v.splits, kb_total);
+    // int8 keeps its own 128 x 128 routing (gemm_wgmma_s8.cu's ping-pong kernel does not
+    // know args.ksplit): its variants 12..14 run unsplit.
+    ks = v.ksplit > 1 && !s8 && ksplit_fits(bm, bn, v.ksplit) ? v.ksplit : 1;
   }
-  if (splits > 1) {  // no empty split
+  if (ks > 1) {  // encoded as cluster == splits == ks (see launch_gemm_wgmma)
+    splits = ks;
+    cluster = ks;
+  } else if (splits > 1) {  // no empty split
     const int64_t per = ceil_div(kb_total, splits);
     splits = ceil_div(kb_total, per);
   }
@@ -239,24 +274,36 @@ bool plan_gemm_wgmma(const GemmProblem& p, const GemmDevice& dev, GemmPlan* plan
   plan->pack_a = a.pack;
   plan->pack_b = b.pack;
   plan->grid = int(std::min<int64_t>(units * splits, dev.sm_count));
-  if (cluster == 2) {  // pairs of vertically adjacent tiles, an even grid
+  if (ks > 1) {
+    plan->grid = int(units * ks);  // not persistent: one tile per cluster
+  } else if (cluster == 2) {       // pairs of vertically adjacent tiles, an even grid
     const int64_t pairs =
         p.batch * splits * ceil_div(ceil_div(q.d.M, 128), 2) * ceil_div(q.d.N, bn);
     plan->grid = 2 * int(std::min<int64_t>(pairs, dev.sm_count / 2));
   }
   plan->workspace_bytes = packed_bytes(p, a, esz) + packed_bytes(p, b, esz) +
-                          (splits > 1 ? size_t(p.batch) * splits * d.M * d.N * 4 : 0);
+                          (splits > 1 && ks == 1 ? size_t(p.batch) * splits * d.M * d.N * 4 : 0);
   const char* t = s8 ? "s8_s32" : (f16 ? "f16_f32" : "bf16_f32");
   plan->name = std::string("gemm_wgmma_") + t + "_" + (q.d.transpose_a ? "t" : "n") +
                (q.d.transpose_b ? "t" : "n") + "_bm" + std::to_string(bm) + "_bn" +
                std::to_string(bn) + "_bk" + std::to_string(128 / esz) + "_s" +
                std::to_string(plan->stages) + (a.pack || b.pack ? "_packed" : "_aligned") +
-               (splits > 1 ? "_splitk" + std::to_string(splits) : "") +
-               (cluster == 2 ? "_mcast2" : "") + (swap ? "_swapab" : "");
+               (ks > 1       ? "_clsplitk" + std::to_string(ks)
+                : splits > 1 ? "_splitk" + std::to_string(splits)
+                             : "") +
+               (cluster == 2 && ks == 1 ? "_mcast2" : "") + (swap ? "_swapab" : "");
   return true;
 }
 
-tc_status_t launch_gemm_wgmma(const GemmProblem& p0, const GemmPlan& plan, void* workspace) {
+tc_status_t launch_gemm_wgmma(const GemmProblem& p0, const GemmPlan& plan0, void* workspace) {
+  // In-cluster split-K is planned as cluster == splits == ks (GemmPlan has no field of its
+  // own): the kernel runs unsplit units (no partials in the workspace) in clusters of ks CTAs.
+  const int ks = plan0.cluster > 1 && plan0.splits == plan0.cluster ? plan0.cluster : 1;
+  GemmPlan plan = plan0;
+  if (ks > 1) {
+    plan.splits = 1;
+    plan.cluster = 1;
+  }
   // A swapped plan (C^T = B^T A^T) runs the swapped problem and writes C' transposed.
   const GemmProblem ps = plan.swap_ab ? swapped(p0) : GemmProblem{};
   const GemmProblem& p = plan.swap_ab ? ps : p0;
@@ -272,19 +319,42 @@ tc_status_t launch_gemm_wgmma(const GemmProblem& p0, const GemmPlan& plan, void*
   char* ws = static_cast<char*>(workspace);
   const void* base[2] = {p.a, p.b};
   Operand* ops[2] = {&a, &b};
+  // 16-bit re-pitching copies may go to the vectorized kernel, both operands in one launch
+  // (gemm_pack_vec.cu), instead of the element-gathering kernel per operand (gemm_pack.cu).
+  // Off by default: on the H200 (22:12 UTC) it made 4095x4097x4099 slower, 548 -> 508 TFLOP/s
+  // (docs/gemm.md, round 7). TC_WGMMA_PACK=vec turns it on.
+  const char* pack_knob = std::getenv("TC_WGMMA_PACK");
+  const bool vec = !s8 && pack_knob && std::strcmp(pack_knob, "vec") == 0;
+  PackCopy copies[2];
+  int n_copies = 0;
   for (int i = 0; i < 2; ++i) {
     Operand& o = *ops[i];
     if (!o.pack) continue;
     const int nb = (p.batch > 1 && o.stride != 0) ? p.batch : 1;
     // Source element (r, c) of the packed (outer x inner) matrix.
     const long long sr = o.pack_transpose ? 1 : o.ld, sc = o.pack_transpose ? o.ld : 1;
-    if (launch_pack(base[i], ws, int(esz), nb, o.stride, int(o.outer), int(o.inner), sr, sc,
-                    o.packed_ld, stream) != cudaSuccess)
+    if (vec && !o.pack_transpose)
+      copies[n_copies++] = {base[i], ws, nb, o.stride, o.outer, o.inner, sr, o.packed_ld};
+    else if (launch_pack(base[i], ws, int(esz), nb, o.stride, int(o.outer), int(o.inner), sr, sc,
+                         o.packed_ld, stream) != cudaSuccess)
       return TC_ERROR_BACKEND_FAILURE;
     base[i] = ws;
     o.ld = o.packed_ld;
     o.stride = o.stride != 0 ? o.outer * o.packed_ld : 0;
     ws += packed_bytes(p, o, esz);
+  }
+  if (n_copies > 0) {
+    cudaError_t pe = launch_pack_vec(copies, n_copies, stream);
+    if (pe == cudaErrorInvalidValue) {  // beyond its 32-bit indexing: the old kernel, per copy
+      (void)cudaGetLastError();
+      pe = cudaSuccess;
+      for (int i = 0; i < n_copies && pe == cudaSuccess; ++i) {
+        const PackCopy& c = copies[i];
+        pe = launch_pack(c.src, c.dst, 2, c.batch, c.src_batch, int(c.rows), int(c.cols), c.sr, 1,
+                         c.ld, stream);
+      }
+    }
+    if (pe != cudaSuccess) return TC_ERROR_BACKEND_FAILURE;
   }
   WgmmaMaps maps{};
   tile::TmaMap* map[2] = {&maps.a, &maps.b};
@@ -309,7 +379,8 @@ tc_status_t launch_gemm_wgmma(const GemmProblem& p0, const GemmPlan& plan, void*
   args.tiles_m = int(ceil_div(d.M, plan.bm));
   args.tiles_n = int(ceil_div(d.N, plan.bn));
   args.kb_total = int(ceil_div(d.K, 128 / int64_t(esz)));
-  args.kb_per_split = int(ceil_div(args.kb_total, plan.splits));
+  args.kb_per_split = int(ceil_div(args.kb_total, ks > 1 ? ks : plan.splits));
+  args.ksplit = ks;
   args.splits = plan.splits;
   args.a_bcast = p.batch > 1 && p.stride_a == 0;
   args.b_bcast = p.batch > 1 && p.stride_b == 0;

@@ -24,11 +24,15 @@
 //    ragged row end from registers (else the chunk would reach into C's row padding).
 //    Otherwise: stores from registers, transposed (C[n][m]) when the planner swapped the
 //    operands to run C^T = B^T A^T in fewer waves (args.c_trans).
+//  - In-cluster split-K (args.ksplit > 1, CL = 1 instances launched with cluster dims):
+//    one unit per cluster, each rank a slice of K, reduced through DSMEM into rank 0 in rank
+//    order (gemm_wgmma_ksplit.cuh).
 //  - Split-K writes 4-byte partials to `partial` ([batch][split][M][N]); gemm_splitk_reduce
 //    sums them in split order, so results do not depend on scheduling.
 #pragma once
 
 #include "cuda/gemm_wgmma_epilogue.cuh"
+#include "cuda/gemm_wgmma_ksplit.cuh"
 
 namespace tc::cuda {
 
@@ -62,7 +66,16 @@ __global__ void __launch_bounds__(128 * (1 + BM / 64), 1)
   const int wg = threadIdx.x / 128;
   const i32 units = unit_count<CL>(args);
   const i32 rank = CL == 2 ? i32(cluster_ctarank()) : 0;
-  const i32 first_unit = blockIdx.x / CL, unit_step = gridDim.x / CL;
+  // In-cluster split-K (CL = 1 instances only): the cluster's ks CTAs share each unit.
+  const i32 ks = CL == 1 && args.ksplit > 1 ? args.ksplit : 1;
+  const i32 ksrank = ks > 1 ? i32(cluster_ctarank()) : 0;
+  const i32 first_unit = blockIdx.x / (CL * ks), unit_step = gridDim.x / (CL * ks);
+  // The slice of K of cluster rank ksrank (the unit itself is unsplit: args.splits == 1).
+  auto k_slice = [&](WorkUnit& u) {
+    if (ks == 1) return;
+    u.kb0 = ksrank * args.kb_per_split;
+    u.kb1 = min(args.kb_total, u.kb0 + args.kb_per_split);
+  };
   if (threadIdx.x == 0) {
     tma_prefetch_map(&map_a);
     tma_prefetch_map(&map_b);
@@ -90,6 +103,7 @@ __global__ void __launch_bounds__(128 * (1 + BM / 64), 1)
       u32 phase = 0;
       for (i32 t = first_unit; t < units; t += unit_step) {
         WorkUnit u = decode_unit<BM, CL>(args, t, rank);
+        k_slice(u);
         const i32 n0 = u.n0 * BN;
         const i32 ba = args.a_bcast ? 0 : u.b, bb = args.b_bcast ? 0 : u.b;
         for (i32 kb = u.kb0; kb < u.kb1; ++kb) {
@@ -129,6 +143,11 @@ __global__ void __launch_bounds__(128 * (1 + BM / 64), 1)
         }
       }
     }
+    if (ks > 1) {  // the consumers' two cluster barriers (one unit per cluster)
+      __syncwarp();
+      cluster_sync();
+      cluster_sync();
+    }
   } else {
     if constexpr (S::consumers == 2) warpgroup_reg_alloc<232>();
     const int cw = wg - 1;  // consumer index: rows 64 cw .. 64 cw + 63 of the tile
@@ -145,6 +164,7 @@ __global__ void __launch_bounds__(128 * (1 + BM / 64), 1)
     };
     for (i32 t = first_unit; t < units; t += unit_step) {
       WorkUnit u = decode_unit<BM, CL>(args, t, rank);
+      k_slice(u);
       u.n0 *= BN;
       int prev = -1;
       for (i32 kb = u.kb0; kb < u.kb1; ++kb) {
@@ -173,6 +193,19 @@ __global__ void __launch_bounds__(128 * (1 + BM / 64), 1)
       }
       wgmma_wait<0>();
       if (prev >= 0) release(prev);
+      if (ks > 1) {
+        if (u.kb0 >= u.kb1) {  // an empty slice (K shorter than the cluster): adds zeros
+#pragma unroll
+          for (int i = 0; i < BN / 2; ++i) d[i] = Acc(0);
+        }
+        const u32 stages = smem_addr(smem);
+        fence_proxy_async();  // this CTA's generic accesses after its async-proxy ones
+        cluster_sync();       // every main loop is done: rank 0's stages are free
+        if (ksrank > 0) ksplit_send<BM, BN>(d, stages, ksrank, cw);
+        cluster_sync();  // the partial sums have landed in rank 0
+        if (ksrank > 0) continue;
+        ksplit_add<BM, BN>(d, stages, ks, cw);
+      }
       const i32 row_base = u.m0 + 64 * cw;
       if (args.partial) {
         store_partial<BN>(args, d, u, row_base);

@@ -29,6 +29,10 @@ struct WgmmaArgs {
   // 16 bytes (wgmma_tma_cols) and the few tail columns are stored directly.
   i32 n_tma;
   void* partial;  // split-K partials (splits > 1), else nullptr
+  // In-cluster split-K (gemm_wgmma_ksplit.cuh): clusters of `ksplit` CTAs share one tile, rank
+  // r running k-blocks [r * kb_per_split, (r + 1) * kb_per_split); 0 or 1 = off. The grid is
+  // then tiles x ksplit (one tile per cluster) and splits == 1.
+  i32 ksplit;
 };
 
 // Columns of an n-wide C with csz-byte elements that TMA stores may cover (see n_tma).

@@ -53,7 +53,9 @@ cudaError_t launch_wgmma_instance(const WgmmaMaps& maps, const WgmmaArgs& args, 
     if (pairs > 0 && grid > pairs * CL) grid = pairs * CL;
     if (grid < CL) grid = CL;
   }
-  return launch_maybe_pdl(kernel, dim3(grid), block, smem, stream, CL, maps.a, maps.b, maps.c,
+  // In-cluster split-K runs the CL = 1 kernel in clusters of args.ksplit CTAs (one tile each).
+  const int cluster = CL > 1 ? CL : (args.ksplit > 1 ? args.ksplit : 1);
+  return launch_maybe_pdl(kernel, dim3(grid), block, smem, stream, cluster, maps.a, maps.b, maps.c,
                           args);
 }
 

@@ -13,6 +13,7 @@ set(TC_CUDA_KERNEL_SOURCES
     ${CMAKE_CURRENT_LIST_DIR}/gemm_wgmma_f16_tt.cu
     ${CMAKE_CURRENT_LIST_DIR}/gemm_wgmma_s8.cu
     ${CMAKE_CURRENT_LIST_DIR}/gemm_pack.cu
+    ${CMAKE_CURRENT_LIST_DIR}/gemm_pack_vec.cu
     ${CMAKE_CURRENT_LIST_DIR}/gemm_mma.cu
     ${CMAKE_CURRENT_LIST_DIR}/gemm_skinny.cu
     ${CMAKE_CURRENT_LIST_DIR}/gemm_skinny_bulk.cu
