@@ -2,7 +2,9 @@
 //
 // Status: opt-in (TC_WGMMA_PACK=vec). It gives the same bytes as gemm_pack.cu's kernel, but on
 // the H200 (2026-11-29 22:12 UTC) 4095x4097x4099 ran 508-513 TFLOP/s with it against 548 with
-// the old copy, about 20 us more per call; the cause is not known yet (docs/gemm.md, round 7).
+// the old copy, about 20 us more per call. Likely cause (SASS, not measured): ~155
+// instructions per 16-byte chunk, most of them the flattened index math below; the old kernel
+// takes its row from blockIdx.y (docs/gemm.md, round 7).
 //
 // Why a second pack kernel (gemm_pack.cu keeps the first, the default): the old one
 // gathers each 16-byte destination chunk with eight 2-byte loads and launches once per
