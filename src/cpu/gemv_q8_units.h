@@ -8,7 +8,11 @@
 // 0.5, unpack 0.5, perm2x128 1, hadd 2 (so no hadd), and/add 0.25. The integer products of a
 // block are reduced to one int32 per block with a per-lane unpack tree (tree4) and one float
 // conversion, scale multiply and FMA serve 8 blocks. The fp16 scales of 8 blocks are gathered
-// on the integer side (16-bit loads, shifts, ors) and converted with one vcvtph2ps.
+// on the integer side (16-bit loads, shifts, ors; Q8_0) or by loads and blends (Q4_0, whose
+// layout allows it) and converted with one vcvtph2ps. In a loop that streams from memory the
+// instruction count per byte matters beyond the pipes: fewer instructions keep more loads in
+// the out-of-order window (docs/quant.md, "Fifth session"). Vector loads issue 2 per cycle, 1
+// when a load straddles a 64-byte line.
 #pragma once
 
 #include <cstring>
