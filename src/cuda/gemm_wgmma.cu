@@ -10,6 +10,7 @@
 #include "cuda/gemm_kernels.h"
 #include "cuda/gemm_pack_vec.h"
 #include "cuda/gemm_wgmma_launch.cuh"
+#include "cuda/gemm_wgmma_s8_pingpong.cuh"
 #include "cuda/tile/tma_host.h"
 
 namespace tc::cuda {
@@ -265,6 +266,19 @@ bool plan_gemm_wgmma(const GemmProblem& p, const GemmDevice& dev, GemmPlan* plan
     splits = ceil_div(kb_total, per);
   }
 
+  // int8: the ping-pong kernel's 128 x 128 tiles in place of the cooperative 128 x 256 where
+  // every CTA gets two tiles or more (gemm_wgmma_s8_pingpong.cuh; H200 22:11 UTC: 4096^3 1244 ->
+  // 1321 TOP/s, 8192^3 1306 -> 1318; TC_S8_PINGPONG=0: never).
+  bool pingpong = false;
+  if (s8 && variant == 0 && bn == 256 && cluster == 1 && splits == 1 &&
+      !env_flag("TC_USE_128_TILE")) {
+    const int64_t u128 = units_of(128, 128);
+    if (s8_pingpong_wanted(u128, int(std::min<int64_t>(u128, dev.sm_count)))) {
+      bn = 128;
+      units = u128;
+      pingpong = true;
+    }
+  }
   plan->bm = bm;
   plan->cluster = cluster;
   plan->bn = bn;
@@ -291,7 +305,8 @@ bool plan_gemm_wgmma(const GemmProblem& p, const GemmDevice& dev, GemmPlan* plan
                (ks > 1       ? "_clsplitk" + std::to_string(ks)
                 : splits > 1 ? "_splitk" + std::to_string(splits)
                              : "") +
-               (cluster == 2 && ks == 1 ? "_mcast2" : "") + (swap ? "_swapab" : "");
+               (cluster == 2 && ks == 1 ? "_mcast2" : "") + (swap ? "_swapab" : "") +
+               (pingpong ? "_pingpong" : "");
   return true;
 }
 

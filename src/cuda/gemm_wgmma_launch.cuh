@@ -21,6 +21,12 @@ struct WgmmaMaps {
 template <class T, int TA, int TB>
 cudaError_t launch_wgmma_tiles(int bm, int bn, int cluster, const WgmmaMaps& maps,
                                const WgmmaArgs& args, int grid, cudaStream_t stream);
+// int8 is an explicit specialization (gemm_wgmma_s8.cu: it routes 128 x 128 tiles to the
+// ping-pong kernel); declared here so that no includer instantiates the generic definition.
+template <>
+cudaError_t launch_wgmma_tiles<tile::i8, 0, 0>(int bm, int bn, int cluster, const WgmmaMaps& maps,
+                                               const WgmmaArgs& args, int grid,
+                                               cudaStream_t stream);
 
 // Pipeline depth per tile: as many stages as fit beside the epilogue buffers (WgmmaSmem):
 // 48 KB x 4 at 128 x 256, 32 KB x 6 at 128 x 128, 24 KB x 8 at 64 x 128, 16 KB x 12 at 64 x 64.
