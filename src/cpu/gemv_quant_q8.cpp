@@ -28,13 +28,11 @@ constexpr int64_t kMinPieceBytes = 32 << 10;
 // What a thread prefetches of its first piece while X is being quantized (~2 us on one core for
 // K = 4096): in flight by the time the dots start.
 constexpr int kLeadBytes = 8 << 10;
-// Weights are prefetched this far ahead of the loads (past a row's end: the next row; past the
+// Weights are prefetched ahead of the loads (past a row's end: the next row; past the
 // matrix: a harmless hint). The hardware prefetcher alone left the streamed rate at ~72% of
 // the same-run streaming read (14336 x 4096, M = 1, two threads); 2 KB ahead gave 84-100%
 // (Q4_0 best 24.5-27.3 -> 31.5-37.1 GB/s, Q4_K 25.7-26.9 -> 31.7-32.7), 512 B and 8 KB less.
-// With one prefetch per line (below), 2.5 KB: single core, Q4_0 4096 x 4096, 87-91% of a plain
-// read at 2 KB, 91-94% at 2.5 KB, 92-94% at 3 KB, 86-87% at 1.5 KB (22:23 UTC).
-constexpr int kPrefetchBytes = 2560;
+// Each unit sets its own distance and prefetches per group (gemv_q8_units.h, kPrefetch*).
 
 inline void prefetch_range(const uint8_t* p, int64_t bytes) {
   for (int64_t o = 0; o < bytes; o += 64)
@@ -57,12 +55,8 @@ template <class U, int M>
 TC_AVX2 void rows(const uint8_t* w0, int64_t K, const ActQ8& a, float* y, int64_t ldy, int64_t n0,
                   int64_t n1) {
   constexpr int64_t kGroupBytes = int64_t{U::kBlockBytes} * U::kGroupBlocks;
-  // One prefetch per whole 64-byte line of a group, evenly spaced (Q4_0 / Q4_K: 2 per 144
-  // bytes, 72 apart; Q8_0: 4 per 272): successive groups' prefetches are at most 72 bytes
-  // apart, so each line is touched about once. One per started line (3 per 144 bytes) hit
-  // lines twice: single core, 4096 x 4096 Q4_0 streamed from memory, 80-85% of a plain read
-  // of the same bytes against 87-94% with these (2026-11-29 22:21-22:24 UTC).
-  constexpr int kPrefetches = static_cast<int>(kGroupBytes / 64);
+  constexpr int kPrefetches = U::kPrefetches;  // evenly spaced over each group
+  constexpr int kPrefetchBytes = U::kPrefetchAhead;
   const int64_t blocks = K / (U::kGroupBlocks == 1 ? 256 : 32);  // format blocks per row
   const int64_t full = blocks / U::kGroupBlocks;                 // whole groups
   const int tail = static_cast<int>(blocks % U::kGroupBlocks);   // blocks of the last group
