@@ -124,9 +124,12 @@ tc_status_t launch_cfg(const Args& a, const Geo& g, cudaStream_t s) {
   const tc_status_t st = allow_smem(reinterpret_cast<const void*>(kernel), C::kSmem);
   if (st != TC_SUCCESS) return st;
   uint8_t* work = static_cast<uint8_t*>(a.work);
-  const char* fix = std::getenv("TC_QUANT_B32_FIXUP");  // A/B: "vec" (Params::vec_fixup)
-  b32::Params p{a.M, a.N,     a.K,    g.tiles, g.splits, g.per, fix && std::strcmp(fix, "vec") == 0,
-                a.y, nullptr, nullptr};
+  // The K-split fixup loads 16 bytes of 8 splits a round (Params::vec_fixup); A/B:
+  // TC_QUANT_B32_FIXUP=elem, one element and its splits a round (the same adds, the same bits).
+  const char* fix = std::getenv("TC_QUANT_B32_FIXUP");
+  b32::Params p{
+      a.M, a.N,     a.K,    g.tiles, g.splits, g.per, !(fix && std::strcmp(fix, "elem") == 0),
+      a.y, nullptr, nullptr};
   if (g.splits > 1) {
     p.part = reinterpret_cast<float*>(work + g.x_bytes);
     p.cnt = reinterpret_cast<int*>(work + g.work - up(size_t(g.tiles) * 4));

@@ -65,9 +65,10 @@ TEST(QuantCudaB32, MatchesFloat64) {
     struct Form {
       const char *splits, *wg, *fixup;
     };
-    std::vector<float> chosen;  // the default form's Y: the 16-byte fixup adds in the same order
+    std::vector<float>
+        chosen;  // the default form's Y: the per-element fixup adds in the same order
     for (const Form f : {Form{"", "", ""}, Form{"3", "", ""}, Form{"", "2", ""},
-                         Form{"", "", "vec"}, Form{"5", "", "vec"}}) {
+                         Form{"", "", "elem"}, Form{"5", "", "elem"}}) {
       set_knob("TC_QUANT_B32_SPLITS", f.splits);
       set_knob("TC_QUANT_B32_WG", f.wg);
       set_knob("TC_QUANT_B32_FIXUP", f.fixup);
@@ -95,8 +96,8 @@ TEST(QuantCudaB32, MatchesFloat64) {
                                   << " K=" << c.K;
         if (!*f.splits && !*f.wg && !*f.fixup) chosen = got;
         if (!*f.splits && !*f.wg && *f.fixup) {
-          EXPECT_TRUE(got == chosen)
-              << "16-byte fixup differs: w=" << c.w << " M=" << c.M << " N=" << c.N << " K=" << c.K;
+          EXPECT_TRUE(got == chosen) << "per-element fixup differs: w=" << c.w << " M=" << c.M
+                                     << " N=" << c.N << " K=" << c.K;
         }
       }
     }
@@ -240,9 +241,9 @@ TEST(QuantCudaB32, TimingAgainstF16Mma) {
       a.pdl = true;
       for (int M : {16, 32}) {
         a.M = M;
-        double us[3];  // b32, b32 with TC_QUANT_B32_FIXUP=vec, the f16 MMA
+        double us[3];  // b32, b32 with TC_QUANT_B32_FIXUP=elem, the f16 MMA
         for (int k = 0; k < 3; ++k) {
-          set_knob("TC_QUANT_B32_FIXUP", k == 1 ? "vec" : "");
+          set_knob("TC_QUANT_B32_FIXUP", k == 1 ? "elem" : "");
           us[k] = time_us(st, [&](int i) {
             a.w = static_cast<uint8_t*>(w.p) + bytes * (size_t(i) % copies);
             const tc_status_t s = k < 2 ? kq::launch_mma_b32(a, st) : kq::launch_mma_f16(a, st);
@@ -250,7 +251,7 @@ TEST(QuantCudaB32, TimingAgainstF16Mma) {
           });
         }
         std::printf(
-            "b32 timing %s %-19s M=%2d  b32 %7.1f us (%5.0f GB/s)  fixup=vec %7.1f us  "
+            "b32 timing %s %-19s M=%2d  b32 %7.1f us (%5.0f GB/s)  fixup=elem %7.1f us  "
             "f16 mma %7.1f us (%5.0f GB/s)  %.2fx\n",
             f == TC_DTYPE_Q4_0 ? "q4_0" : "q4_k", sh.label, M, us[0], double(bytes) / us[0] / 1e3,
             us[1], us[2], double(bytes) / us[2] / 1e3, us[2] / us[0]);
