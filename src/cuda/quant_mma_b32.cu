@@ -3,6 +3,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
@@ -30,9 +31,21 @@ int warpgroups() {
   return v && std::strcmp(v, "2") == 0 ? 2 : 4;
 }
 
+// X converted by the convert kernel into the workspace and copied by TMA; TC_QUANT_B32_XCONV=
+// helpers: by the kernel's helper warps from f32 (no convert launch, no dependency hop: faster
+// where a CTA has few stages, 4096x4096; slower where it streams long, the helpers being one
+// L2 round trip a stage: H200 22:53 UTC, docs/quant.md).
+bool x_in_kernel() {
+  const char* v = std::getenv("TC_QUANT_B32_XCONV");
+  return v && std::strcmp(v, "helpers") == 0;
+}
+
+// Workspace: [X f16 (convert kernel only)][arrival words][partial tiles] (the last two where K
+// is split).
 struct Geo {
   int nx = 32, nw = 4, tiles = 0, splits = 1, per = 0;
-  size_t x_bytes = 0, work = 0;
+  bool xin = true;
+  size_t x_bytes = 0, cnt_bytes = 0, work = 0;
 };
 
 // Splits of K (in even numbers of 128-k stages, so Q4_K blocks stay whole): the fewest that
@@ -44,13 +57,14 @@ Geo geometry(const Args& a, size_t cap) {
   Geo g;
   g.nx = a.M <= 16 ? 16 : 32;
   g.nw = warpgroups();
+  g.xin = x_in_kernel();
   const int rows = 64 * g.nw, nks = a.K / b32::kBK;
   g.tiles = (std::max(a.N, 1) + rows - 1) / rows;
-  g.x_bytes = up(size_t(std::max(a.M, 1)) * size_t(a.K) * 2);
+  g.x_bytes = g.xin ? 0 : up(size_t(std::max(a.M, 1)) * size_t(a.K) * 2);
+  g.cnt_bytes = up(size_t(g.tiles) * 8);
   auto work = [&](int splits) {
     return splits == 1 ? g.x_bytes
-                       : g.x_bytes + up(size_t(splits) * g.tiles * g.nx * rows * 4) +
-                             up(size_t(g.tiles) * 4);
+                       : g.x_bytes + g.cnt_bytes + up(size_t(splits) * g.tiles * g.nx * rows * 4);
   };
   auto per_of = [&](int splits) { return ((nks + splits - 1) / splits + 1) / 2 * 2; };
   const int sms = std::max(1, sm_count());
@@ -72,6 +86,11 @@ Geo geometry(const Args& a, size_t cap) {
   return g;
 }
 
+// N * K at or below which the f16 MMA kernel is preferred at M <= 16 (mma_b32_preferred): H200
+// 22:53 UTC, rotated 4096x4096, M = 16: 12.6 us against 13.5 (Q4_0), 14.0 against 15.2 (Q4_K);
+// at M = 32, and on the wider shapes at M = 16, this kernel was faster.
+constexpr long long kOldBelow = 4096LL * 4096;
+
 size_t cap_of(const Args& a) {
   return a.work_bytes > 0 ? a.work_bytes : std::numeric_limits<size_t>::max();
 }
@@ -91,33 +110,33 @@ bool encode_w(TmaMap* map, const void* w, size_t row_bytes, int n, uint32_t rows
              CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
 }
 
-__device__ __forceinline__ uint32_t h2(float a, float b) {
-  const __half2 v = __floats2half2_rn(a, b);
-  return *reinterpret_cast<const uint32_t*>(&v);
-}
-
-// X [M][K] f32 -> f16 (8 values a thread, round to nearest; Q4_0: k 16..31 of every 32 divided
-// by 16, which the kernel's nibble decode multiplies back, q4_0_frags_hi16) and the split
-// counters zeroed, after the previous grid (which may write X, or still use the counters) ends.
+// TC_QUANT_B32_XCONV=kernel: X [M][K] f32 -> f16 (8 values a thread, round to nearest; the
+// helper warps' conversion, b32::x_chunk_f16) after the previous grid (which may write X) ends.
 __global__ void __launch_bounds__(256)
-    b32_convert_kernel(const float4* x, uint32_t total8, uint4* out, int* cnt, int ncnt,
-                       bool hi16) {
+    b32_convert_kernel(const float4* x, uint32_t total8, uint4* out, bool hi16) {
   tc::tile::grid_dep_launch_dependents();
   tc::tile::grid_dep_wait();
   const uint32_t i = blockIdx.x * 256 + threadIdx.x;
-  if (int(i) < ncnt) cnt[i] = 0;
-  if (i >= total8) return;
-  const float f = hi16 && (i & 2) ? 0.0625f : 1.0f;  // k = 8 i: k % 32 >= 16 (K % 32 == 0)
-  const float4 a = x[2 * i], b = x[2 * i + 1];
-  out[i] = make_uint4(h2(a.x * f, a.y * f), h2(a.z * f, a.w * f), h2(b.x * f, b.y * f),
-                      h2(b.z * f, b.w * f));
+  if (i < total8) out[i] = b32::x_chunk_f16(x[2 * i], x[2 * i + 1], i, hi16);
+}
+
+// A new token per launch for the K-split arrival words (b32::Params::cnt): 56 bits of a
+// splitmix64 sequence, never 0.
+unsigned long long next_token() {
+  static std::atomic<uint64_t> seq{0};
+  uint64_t z = (seq.fetch_add(1, std::memory_order_relaxed) + 1) * 0x9E3779B97F4A7C15ull;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  z ^= z >> 31;
+  return (z >> 8) | 1;
 }
 
 template <class C>
 tc_status_t launch_cfg(const Args& a, const Geo& g, cudaStream_t s) {
   TmaMap map_x, map_w;
-  if (!tma_encode_3d(&map_x, a.work, 2, uint64_t(a.K), uint64_t(a.M), 1, uint64_t(a.K) * 2, 0, 64,
-                     C::NX) ||
+  std::memset(&map_x, 0, sizeof map_x);  // not read with g.xin
+  if ((!g.xin && !tma_encode_3d(&map_x, a.work, 2, uint64_t(a.K), uint64_t(a.M), 1,
+                                uint64_t(a.K) * 2, 0, 64, C::NX)) ||
       !encode_w(&map_w, a.w, w_row_bytes(a), a.N, C::kRows))
     return TC_ERROR_NOT_SUPPORTED;
   const auto kernel = b32::mma_b32_kernel<C>;
@@ -127,21 +146,34 @@ tc_status_t launch_cfg(const Args& a, const Geo& g, cudaStream_t s) {
   // The K-split fixup loads 16 bytes of 8 splits a round (Params::vec_fixup); A/B:
   // TC_QUANT_B32_FIXUP=elem, one element and its splits a round (the same adds, the same bits).
   const char* fix = std::getenv("TC_QUANT_B32_FIXUP");
-  b32::Params p{
-      a.M, a.N,     a.K,    g.tiles, g.splits, g.per, !(fix && std::strcmp(fix, "elem") == 0),
-      a.y, nullptr, nullptr};
+  b32::Params p{a.M,
+                a.N,
+                a.K,
+                g.tiles,
+                g.splits,
+                g.per,
+                !(fix && std::strcmp(fix, "elem") == 0),
+                g.xin,
+                static_cast<const float*>(a.x),
+                a.y,
+                nullptr,
+                nullptr,
+                next_token()};
   if (g.splits > 1) {
-    p.part = reinterpret_cast<float*>(work + g.x_bytes);
-    p.cnt = reinterpret_cast<int*>(work + g.work - up(size_t(g.tiles) * 4));
+    p.cnt = reinterpret_cast<unsigned long long*>(work + g.x_bytes);
+    p.part = reinterpret_cast<float*>(work + g.x_bytes + g.cnt_bytes);
   }
-  const uint32_t total8 = uint32_t(size_t(a.M) * a.K / 8);
-  const unsigned blocks = std::max(1u, (std::max(total8, uint32_t(g.tiles)) + 255) / 256);
-  cudaError_t e = launch_ex(b32_convert_kernel, dim3(blocks), dim3(256), 0, s, 1, a.pdl,
-                            static_cast<const float4*>(a.x), total8, reinterpret_cast<uint4*>(work),
-                            p.cnt, g.splits > 1 ? g.tiles : 0, C::FMT == kQ4_0);
-  if (e != cudaSuccess) return cuda_fail(e, "quant b32 convert-X kernel launch");
-  e = launch_ex(kernel, dim3(g.tiles, g.splits), dim3(C::kThreads), C::kSmem, s, 1, true, map_x,
-                map_w, p);
+  bool pdl = a.pdl;
+  if (!g.xin) {
+    const uint32_t total8 = uint32_t(size_t(a.M) * a.K / 8);
+    const cudaError_t e = launch_ex(b32_convert_kernel, dim3((total8 + 255) / 256), dim3(256), 0, s,
+                                    1, a.pdl, static_cast<const float4*>(a.x), total8,
+                                    reinterpret_cast<uint4*>(work), C::FMT == kQ4_0);
+    if (e != cudaSuccess) return cuda_fail(e, "quant b32 convert-X kernel launch");
+    pdl = true;  // W streams in while the conversion runs
+  }
+  const cudaError_t e = launch_ex(kernel, dim3(g.tiles, g.splits), dim3(C::kThreads), C::kSmem, s,
+                                  1, pdl, map_x, map_w, p);
   return e == cudaSuccess ? TC_SUCCESS : cuda_fail(e, "quant b32 wgmma kernel launch");
 }
 
@@ -167,6 +199,12 @@ bool mma_b32_supports(const Args& a, std::string& why) {
   if (!prefill_q4_wgmma_supports(a, why) || !bulk_mma_problem_ok(a, why)) return false;
   if (a.N < 1) return (why = "N < 1", false);
   return bulk_mma_buffers_ok(a, mma_b32_work_bytes(a), "the b32 X and partial sums", why);
+}
+
+bool mma_b32_preferred(const Args& a) {
+  long long below = kOldBelow;
+  if (const char* v = std::getenv("TC_QUANT_B32_OLD_BELOW")) below = std::atoll(v);
+  return a.M > 16 || (long long)a.N * a.K > below;
 }
 
 tc_status_t launch_mma_b32(const Args& a, void* stream) {

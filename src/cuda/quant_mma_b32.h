@@ -12,7 +12,8 @@
 
 namespace tc::cuda::quant {
 
-// Workspace of a call: X in f16 and, where K is split, the partial tiles and the counters.
+// Workspace of a call: X in f16 and, where K is split, the arrival words and the partial tiles
+// (with TC_QUANT_B32_XCONV=helpers no X: 0 where K is not split).
 // With a.work_bytes > 0 the split is limited to what fits in a.work_bytes (supports() then
 // checks against the same figure), so a caller's fixed buffer gives a smaller split, not a
 // refusal.
@@ -21,8 +22,13 @@ TC_QUANT_LAUNCH size_t mma_b32_work_bytes(const Args& a);
 // of mma_b32_work_bytes(a), TMA encoder present, and TC_QUANT_B32 not "0" (the A/B knob that
 // sends M > 8 back to the older f16 MMA kernel, quant_mma_f16.cu).
 TC_QUANT_LAUNCH bool mma_b32_supports(const Args& a, std::string& why);
-// Queues the X conversion (f16 into a.work, counters zeroed; PDL when a.pdl) and the kernel
-// (always PDL: it streams W while the conversion runs).
+// Whether the rows should run this kernel rather than the older f16 MMA one for a.N x a.K
+// (both supported): not at M <= 16 where N * K <= 4096 x 4096, the measured crossover
+// (TC_QUANT_B32_OLD_BELOW=n sets it, 0: everywhere this kernel; docs/quant.md has the figures).
+TC_QUANT_LAUNCH bool mma_b32_preferred(const Args& a);
+// Queues the X conversion (f16 into a.work; PDL when a.pdl) and the kernel (always PDL: it
+// streams W while the conversion runs); with TC_QUANT_B32_XCONV=helpers (A/B) the kernel alone
+// (PDL when a.pdl), which converts X itself.
 TC_QUANT_LAUNCH tc_status_t launch_mma_b32(const Args& a, void* stream);
 
 }  // namespace tc::cuda::quant

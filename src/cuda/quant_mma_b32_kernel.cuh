@@ -1,27 +1,28 @@
 // Batched decode on sm_90a, M <= 32 (issue 4: M 9..32): Y[M,N] = X[M,K] dequant(W[N,K])^T as
 // Y^T = W X^T, with each W tile decoded ONCE from its packed blocks straight into wgmma's
-// register A operand (m64) and X, converted to f16 by a small kernel before, as the B operand
-// (NX = 16 or 32 columns: n16 / n32, rows >= M zero-filled by TMA) read by the tensor cores
-// from shared memory. The fused prefill GEMM (quant_prefill_kernel.cuh) with a narrow X tile,
-// more W rows per CTA and a K split:
+// register A operand (m64) and X, converted to f16 by a small kernel before (or by the
+// kernel's helper warps, TC_QUANT_B32_XCONV=helpers), as the B operand (NX = 16 or 32
+// columns: n16 / n32, rows >= M zero) read by the tensor cores from shared memory. The fused
+// prefill GEMM (quant_prefill_kernel.cuh) with a narrow X tile, more W rows per CTA and a K split:
 //  - The mma.sync kernels (quant_mma_f16.cu, quant_mma_xreg.cu) at M = 32 run four column
 //    tiles of m16n8k16 per weight fragment and load X's B fragments from shared memory with
 //    the lanes' own instructions (~2x the weight bytes' shared-memory traffic at M = 32). Here
 //    a warp's work per 16 x 64 weights is the decode alone plus 4 wgmma issues; X never passes
 //    through registers. Accumulators are NX / 2 f32 registers per thread.
-//  - CTA: warpgroup 0 produces (thread 0 issues the TMA copies; Q4_K: threads 64..127 turn the
-//    block headers into f16 scales, as the prefill kernel's helpers), NW consumer warpgroups
+//  - CTA: warpgroup 0 produces (thread 0 issues the TMA copies; warps 1..3, Q4_K, turn the
+//    block headers into f16 scales and, with P.xin, convert X into the stage:
+//    quant_mma_b32_helpers.cuh), NW consumer warpgroups
 //    each own 64 W rows (64 NW rows a CTA: X is reread from L2 once per CTA, so wider CTAs
 //    read less of it: at NW = 4, NX = 32, 0.44 bytes of X per byte of Q4_0).
 //  - Stage: 128 k (two 64-k X boxes, 128B-swizzled, and one 80-byte W box per row, as in the
 //    prefill kernel), up to 8 stages.
 //  - K split (grid.y) where the W tiles alone leave SMs idle (N = 4096: 16 tiles of 256 rows):
 //    each CTA writes its partial tile to the workspace, the last CTA of a tile to arrive (one
-//    atomic ticket per CTA, counters zeroed by the convert kernel) adds them in split order and
-//    writes Y: deterministic, no float atomics.
+//    atomic ticket per CTA on a word tagged with the launch's token, so that nothing has to
+//    zero it before) adds them in split order and writes Y: deterministic, no float atomics.
 //  - PDL: the producer copies the first ring's W before griddepcontrol.wait (W is not written
-//    by the kernels before: the caller's promise, or the convert kernel launched without PDL
-//    orders it), X after it.
+//    by the kernels before: the caller's promise with Args::pdl, or the convert kernel launched
+//    without PDL orders it), X after it.
 // PTX ISA: wgmma.mma_async (register A), cp.async.bulk.tensor, mbarrier, griddepcontrol.
 // Host side: quant_mma_b32.cu.
 #pragma once
@@ -31,8 +32,8 @@
 
 #include <cstdint>
 
+#include "cuda/quant_mma_b32_helpers.cuh"
 #include "cuda/quant_mma_b32_wgmma.cuh"
-#include "cuda/quant_prefill_q4k_scales.cuh"
 #include "cuda/quant_prefill_wgmma.cuh"
 #include "cuda/tile/grid_dep.cuh"
 #include "cuda/tile/tma.cuh"
@@ -40,9 +41,6 @@
 namespace tc::cuda::quant::b32 {
 
 using namespace tc::tile;
-
-constexpr int kBK = 128;   // k per stage
-constexpr int kWBox = 80;  // bytes of a W row per stage (the prefill kernel's box; Cfg there)
 
 template <int FMT_, int NW_, int NX_>
 struct Cfg {
@@ -54,9 +52,8 @@ struct Cfg {
   static constexpr int kScaleSlot = FMT == kQ4_K ? kRows * 32 : 0;
   static constexpr int kStageBytes = kXStage + kWSlot + kScaleSlot;
   static constexpr int kStages = (225 * 1024) / kStageBytes > 8 ? 8 : (225 * 1024) / kStageBytes;
-  static constexpr int kHelperFirst = 64, kHelpers = 64;  // Q4_K: threads 64..127
-  static constexpr size_t kSmem = 1024 + size_t(kStages) * kStageBytes + 3 * kStages * 8 + 16;
-  static constexpr uint32_t kStageTx = kXStage + kWSlot;
+  static constexpr int kHelperFirst = 32, kHelpers = 96;  // warps 1..3 (quant_mma_b32_helpers)
+  static constexpr size_t kSmem = 1024 + size_t(kStages) * kStageBytes + 4 * kStages * 8 + 16;
   static_assert(kSmem <= 227 * 1024, "shared memory per block");
   static_assert(kStages >= 3, "ring depth");
 };
@@ -70,32 +67,18 @@ struct Params {
   // the 7B step at batch 32 3.40 -> 2.82 ms, Q4_0) instead of one element (and up to 16
   // dependent-latency loads) a round (TC_QUANT_B32_FIXUP=elem, A/B; the same bits).
   bool vec_fixup;
+  // X converted from f32 by the helper warps (TC_QUANT_B32_XCONV=helpers, A/B) instead of
+  // copied by TMA from the convert kernel's f16 (the default).
+  bool xin;
+  const float* x;  // xin: X [M][K] f32
   float* y;
   float* part;  // splits > 1: [splits][tiles][NX][kRows]
-  int* cnt;     // splits > 1: [tiles] arrivals, zeroed by the convert kernel
+  // splits > 1: [tiles] arrival words, token << 8 | arrivals. A word whose token is not this
+  // launch's counts as 0 arrivals and the last arrival writes 0, so no kernel has to zero them
+  // before (garbage in the workspace would have to equal this launch's 56-bit token).
+  unsigned long long* cnt;
+  unsigned long long token;  // nonzero, < 2^56, new for every launch (graph replays: the same)
 };
-
-// Q4_K helpers: every row's header (at the start of its slot row on even stages) -> the scale
-// slots of stages kb and kb + 1 (q4k_slot_row; the prefill kernel's q4k_scale_helper for 128
-// rows explains why writing kb + 1's slot early is safe).
-template <class C>
-__device__ __forceinline__ void scale_helper(const uint8_t* ws, uint8_t* ss, mbarrier* full,
-                                             mbarrier* sfull, int nk) {
-  constexpr int S = C::kStages;
-  const int h = threadIdx.x - C::kHelperFirst;
-  for (int kb = 0; kb < nk; kb += 2) {
-    mbar_wait(&full[kb % S], (kb / S) & 1);
-    for (int row = h; row < C::kRows; row += C::kHelpers) {
-      alignas(16) uint8_t hb[16];
-      *reinterpret_cast<uint4*>(hb) =
-          *reinterpret_cast<const uint4*>(ws + (kb % S) * C::kWSlot + row * kWBox);
-      q4k_slot_row<0>(hb, ss + (kb % S) * C::kScaleSlot + row * 32);
-      q4k_slot_row<1>(hb, ss + ((kb + 1) % S) * C::kScaleSlot + row * 32);
-    }
-    mbar_arrive(&sfull[kb % S]);
-    mbar_arrive(&sfull[(kb + 1) % S]);
-  }
-}
 
 // Q4_0 fragments as q4_0_frags (quant_prefill_wgmma.cuh) with one shift per word instead of
 // three: the high nibbles are taken in place, (byte & 0xF0) | 0x6400 being the half 1024 + 16 q,
@@ -124,8 +107,8 @@ __device__ __forceinline__ void q4_0_frags_hi16(const Q4Raw& raw, uint32_t (&lo)
 // Consumer warpgroup cw: W rows 64 cw .. + 63 of the tile, stages kb0 .. kb0 + nk - 1 of K.
 template <class C>
 __device__ __forceinline__ void consume(uint8_t* xs, uint8_t* ws, const uint8_t* ss, mbarrier* full,
-                                        mbarrier* empty, mbarrier* sfull, int kb0, int nk,
-                                        float (&d)[C::NX / 2]) {
+                                        mbarrier* empty, mbarrier* sfull, mbarrier* xfull, bool xin,
+                                        int kb0, int nk, float (&d)[C::NX / 2]) {
   constexpr int FMT = C::FMT, S = C::kStages;
   const int cw = threadIdx.x / 128 - 1, t = threadIdx.x % 128;
   const int c = t % 4, row = 64 * cw + 16 * (t / 32) + (t % 32) / 4;
@@ -133,6 +116,7 @@ __device__ __forceinline__ void consume(uint8_t* xs, uint8_t* ws, const uint8_t*
   for (int kb = 0; kb < nk; ++kb) {
     const int stage = kb % S, kg = kb0 + kb;
     mbar_wait(&full[stage], (kb / S) & 1);
+    if (xin) mbar_wait(&xfull[stage], (kb / S) & 1);
     const uint8_t* wrow =
         ws + stage * C::kWSlot + row * kWBox + (FMT == kQ4_0 ? (72 * kg) % 16 : 16);
     // The stage's B descriptor; the sub-steps' and k16 steps' offsets are added to its address
@@ -211,7 +195,16 @@ __device__ __forceinline__ void finish(const Params& P, const float (&d)[C::NX /
   }
   __threadfence();
   __syncthreads();
-  if (threadIdx.x == 0) *flag = atomicAdd(&P.cnt[tile], 1) == P.splits - 1;
+  if (threadIdx.x == 0) {
+    unsigned long long old = *reinterpret_cast<volatile unsigned long long*>(&P.cnt[tile]), seen;
+    unsigned arrived;
+    do {
+      seen = old;
+      arrived = (seen >> 8) == P.token ? unsigned(seen & 0xff) + 1 : 1u;
+      old = atomicCAS(&P.cnt[tile], seen, P.token << 8 | arrived);
+    } while (old != seen);
+    *flag = int(arrived) == P.splits;
+  }
   __syncthreads();
   if (!*flag) return;
   __threadfence();
@@ -271,16 +264,18 @@ __global__ void __launch_bounds__(C::kThreads, 1)
   auto* full = reinterpret_cast<mbarrier*>(ss + S * C::kScaleSlot);
   mbarrier* empty = full + S;
   mbarrier* sfull = empty + S;
-  int* flag = reinterpret_cast<int*>(sfull + S);
+  mbarrier* xfull = sfull + S;
+  int* flag = reinterpret_cast<int*>(xfull + S);
   const int n0 = blockIdx.x * C::kRows, kb0 = blockIdx.y * P.per;
   const int nk = min(P.per, P.K / kBK - kb0);
   if (threadIdx.x == 0) {
-    tma_prefetch_map(&map_x);
+    if (!P.xin) tma_prefetch_map(&map_x);
     tma_prefetch_map(&map_w);
     for (int s = 0; s < S; ++s) {
       mbar_init(&full[s], 1);
       mbar_init(&empty[s], 4 * C::NW);  // lane 0 of each consumer warp
       mbar_init(&sfull[s], C::kHelpers);
+      mbar_init(&xfull[s], C::kHelpers);
     }
     mbar_fence_init();
   }
@@ -291,9 +286,9 @@ __global__ void __launch_bounds__(C::kThreads, 1)
   float d[C::NX / 2];
   const bool consumer = tid >= 128;
   if (consumer) {
-    consume<C>(xs, ws, ss, full, empty, sfull, kb0, nk, d);
-  } else if (FMT == kQ4_K && tid >= C::kHelperFirst && tid < C::kHelperFirst + C::kHelpers) {
-    scale_helper<C>(ws, ss, full, sfull, nk);
+    consume<C>(xs, ws, ss, full, empty, sfull, xfull, P.xin, kb0, nk, d);
+  } else if (tid >= C::kHelperFirst) {
+    helpers<C>(P, xs, ws, ss, full, empty, sfull, xfull, kb0, nk, tid - C::kHelperFirst);
   } else if (tid == 0) {
     auto load_w = [&](int kb) {
       const int kg = kb0 + kb;
@@ -309,17 +304,19 @@ __global__ void __launch_bounds__(C::kThreads, 1)
       tma_load_3d(xd + C::kXHalf, &map_x, &full[kb % S], (kb0 + kb) * kBK + 64, 0, 0);
     };
     const int pre = min(S, nk);
+    const uint32_t tx = P.xin ? C::kWSlot : C::kWSlot + C::kXStage;
     for (int kb = 0; kb < pre; ++kb) {  // W does not depend on the grids before
-      mbar_arrive_expect_tx(&full[kb], C::kStageTx);
+      mbar_arrive_expect_tx(&full[kb], tx);
       load_w(kb);
     }
-    grid_dep_wait();  // X (the convert kernel's) and Y, the workspace
-    for (int kb = 0; kb < pre; ++kb) load_x(kb);
+    grid_dep_wait();  // X (the convert kernel's without P.xin) and Y, the workspace
+    if (!P.xin)
+      for (int kb = 0; kb < pre; ++kb) load_x(kb);
     for (int kb = pre; kb < nk; ++kb) {
       mbar_wait(&empty[kb % S], ((kb / S) & 1) ^ 1);
-      mbar_arrive_expect_tx(&full[kb % S], C::kStageTx);
+      mbar_arrive_expect_tx(&full[kb % S], tx);
       load_w(kb);
-      load_x(kb);
+      if (!P.xin) load_x(kb);
     }
   }
   finish<C>(P, d, consumer, flag);

@@ -1,13 +1,15 @@
 // The batched decode wgmma kernel (launch_mma_b32, src/cuda/quant_mma_b32.cu) on its own,
-// against float64 of the dequantized weights, Y poisoned (NaN) before every launch: Q4_0 and
+// against float64 of the dequantized weights, Y poisoned (NaN) and the workspace filled with
+// different garbage before every launch (the K-split arrival words are never zeroed): Q4_0 and
 // Q4_K, every M 9..32 (and a few M <= 8; 33 is refused), odd N (partial 256-row tiles), K from
 // one Q4_K block to 11008 (86 stages: splits of unequal length), in each knob form (the chosen
-// K split, 3 forced splits, 2 consumer warpgroups, the 16-byte fixup with the chosen and 5
-// splits: the same bits as the default); launched twice back to back, the second under PDL:
-// the same bits. Bound 1e-3: X and the dequantized weights are rounded to f16
-// (~3e-4 expected), the f16 MMA rows' bound; a wrong fragment, swizzle or split gives errors of
-// order 1. TC_QUANT_B32_TIMING=1 adds the timing against the older f16 MMA kernel
-// (TimingAgainstF16Mma, skipped otherwise). Skips without a CUDA device.
+// K split, 3 forced splits, 2 consumer warpgroups, the per-element fixup with the chosen and 5
+// splits, X converted by the kernel's helper warps: those at the chosen split give the same
+// bits as the default); launched twice back to back, the second under PDL: the same bits. Bound
+// 1e-3: X and the dequantized weights are rounded to f16 (~3e-4 expected), the f16 MMA rows' bound;
+// a wrong fragment, swizzle or split gives errors of order 1. TC_QUANT_B32_TIMING=1 adds the
+// timing against the older f16 MMA kernel (TimingAgainstF16Mma, skipped otherwise). Skips
+// without a CUDA device.
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
@@ -63,25 +65,31 @@ TEST(QuantCudaB32, MatchesFloat64) {
     DevMem w(wt.bytes.size()), x(a.bytes()), y(ref.size() * 4);
     ASSERT_NO_FATAL_FAILURE(upload(wt, a, w, x));
     struct Form {
-      const char *splits, *wg, *fixup;
+      const char *splits, *wg, *fixup, *xconv;
     };
-    std::vector<float>
-        chosen;  // the default form's Y: the per-element fixup adds in the same order
-    for (const Form f : {Form{"", "", ""}, Form{"3", "", ""}, Form{"", "2", ""},
-                         Form{"", "", "elem"}, Form{"5", "", "elem"}}) {
+    // The default form's Y: the per-element fixup adds in the same order and the helper warps
+    // round X as the convert kernel does, so those forms give the same bits.
+    std::vector<float> chosen;
+    for (const Form f :
+         {Form{"", "", "", ""}, Form{"3", "", "", ""}, Form{"", "2", "", ""},
+          Form{"", "", "elem", ""}, Form{"5", "", "elem", ""}, Form{"", "", "", "helpers"}}) {
       set_knob("TC_QUANT_B32_SPLITS", f.splits);
       set_knob("TC_QUANT_B32_WG", f.wg);
       set_knob("TC_QUANT_B32_FIXUP", f.fixup);
+      set_knob("TC_QUANT_B32_XCONV", f.xconv);
       const size_t work_bytes = kq::mma_b32_work_bytes(launch_args(c, w, x, y));
-      DevMem work(work_bytes);
+      DevMem work(std::max<size_t>(work_bytes, 16));
       kq::Args args = launch_args(c, w, x, y, work.p, work_bytes);
       std::string why;
       ASSERT_TRUE(kq::mma_b32_supports(args, why))
           << why << " w=" << c.w << " M=" << c.M << " N=" << c.N << " K=" << c.K;
-      ASSERT_EQ(cudaMemsetAsync(work.p, 0x7f, work_bytes, st), cudaSuccess);  // stale scratch
+      const bool plain = !*f.splits && !*f.wg;  // the default split: comparable bits
       std::vector<float> first;
       for (int rep = 0; rep < 2; ++rep) {
         args.pdl = rep == 1;
+        // Stale scratch, different garbage each time: the K-split arrival words need no zeroing.
+        ASSERT_EQ(cudaMemsetAsync(work.p, rep ? 0xa5 : 0x7f, std::max<size_t>(work_bytes, 16), st),
+                  cudaSuccess);
         ASSERT_EQ(cudaMemsetAsync(y.p, 0xff, ref.size() * 4, st), cudaSuccess);
         ASSERT_EQ(kq::launch_mma_b32(args, st), TC_SUCCESS) << tc_last_error_message();
         std::vector<float> got(ref.size());
@@ -90,13 +98,15 @@ TEST(QuantCudaB32, MatchesFloat64) {
         ASSERT_EQ(cudaStreamSynchronize(st), cudaSuccess);
         EXPECT_LE(rms_scaled(got, ref), 1e-3)
             << "w=" << c.w << " M=" << c.M << " N=" << c.N << " K=" << c.K << " pdl=" << args.pdl
-            << " splits=" << f.splits << " wg=" << f.wg << " fixup=" << f.fixup;
+            << " splits=" << f.splits << " wg=" << f.wg << " fixup=" << f.fixup
+            << " xconv=" << f.xconv;
         if (rep == 0) first = got;
         EXPECT_TRUE(got == first) << "repeat differs: w=" << c.w << " M=" << c.M << " N=" << c.N
                                   << " K=" << c.K;
-        if (!*f.splits && !*f.wg && !*f.fixup) chosen = got;
-        if (!*f.splits && !*f.wg && *f.fixup) {
-          EXPECT_TRUE(got == chosen) << "per-element fixup differs: w=" << c.w << " M=" << c.M
+        if (plain && !*f.fixup && !*f.xconv) chosen = got;
+        if (plain && (*f.fixup || *f.xconv)) {
+          EXPECT_TRUE(got == chosen) << "fixup=" << f.fixup << " xconv=" << f.xconv
+                                     << " differs from the default: w=" << c.w << " M=" << c.M
                                      << " N=" << c.N << " K=" << c.K;
         }
       }
@@ -104,14 +114,17 @@ TEST(QuantCudaB32, MatchesFloat64) {
     set_knob("TC_QUANT_B32_SPLITS", "");
     set_knob("TC_QUANT_B32_WG", "");
     set_knob("TC_QUANT_B32_FIXUP", "");
+    set_knob("TC_QUANT_B32_XCONV", "");
     ++ran;
   }
   cudaStreamDestroy(st);
   EXPECT_EQ(ran, int(cases().size()));
 }
 
-// The public call routes M 9..32 (Q4_0 / Q4_K, 8-bit-class activations allowed) to this kernel,
-// and back to the older f16 MMA kernel with TC_QUANT_B32=0; M 3..8 stays there.
+// The public call routes M 9..32 (Q4_0 / Q4_K, 8-bit-class activations allowed) to this kernel
+// (TC_QUANT_B32_OLD_BELOW=0: wherever it runs), and back to the older f16 MMA kernel with
+// TC_QUANT_B32=0 or at M <= 16 where N * K is at or below TC_QUANT_B32_OLD_BELOW (by default
+// 4096 x 4096: this shape too); M 3..8 stays there.
 TEST(QuantCudaB32, PublicCallRouting) {
   if (!tc_device_available(TC_DEVICE_CUDA)) GTEST_SKIP() << "no CUDA device";
   Context ctx;
@@ -119,15 +132,22 @@ TEST(QuantCudaB32, PublicCallRouting) {
   struct Want {
     tc_dtype_t w, x;
     int M;
-    const char *knob, *row;
+    const char *knob, *below, *row;
   };
   uint32_t seed = 9700;
-  for (const Want c : {Want{TC_DTYPE_Q4_0, TC_DTYPE_F32, 9, "", "cuda_mma_b32_f16_wgmma"},
-                       Want{TC_DTYPE_Q4_K, TC_DTYPE_F32, 32, "", "cuda_mma_b32_f16_wgmma"},
-                       Want{TC_DTYPE_Q4_0, TC_DTYPE_F32, 21, "", "cuda_mma_b32_f16_wgmma"},
-                       Want{TC_DTYPE_Q4_0, TC_DTYPE_F32, 8, "", "cuda_mma_bulk_f16_hmma"},
-                       Want{TC_DTYPE_Q4_K, TC_DTYPE_F32, 17, "0", "cuda_mma_bulk_f16_hmma"}}) {
+  const char* b32 = "cuda_mma_b32_f16_wgmma";
+  const char* old = "cuda_mma_bulk_f16_hmma";
+  for (const Want c : {Want{TC_DTYPE_Q4_0, TC_DTYPE_F32, 9, "", "0", b32},
+                       Want{TC_DTYPE_Q4_K, TC_DTYPE_F32, 32, "", "0", b32},
+                       Want{TC_DTYPE_Q4_0, TC_DTYPE_F32, 21, "", "0", b32},
+                       Want{TC_DTYPE_Q4_0, TC_DTYPE_F32, 8, "", "0", old},
+                       Want{TC_DTYPE_Q4_K, TC_DTYPE_F32, 17, "0", "0", old},
+                       Want{TC_DTYPE_Q4_0, TC_DTYPE_F32, 13, "", "311808", old},  // 203 x 1536
+                       Want{TC_DTYPE_Q4_K, TC_DTYPE_F32, 16, "", "", old},
+                       Want{TC_DTYPE_Q4_K, TC_DTYPE_F32, 13, "", "311807", b32},
+                       Want{TC_DTYPE_Q4_0, TC_DTYPE_F32, 17, "", "", b32}}) {
     set_knob("TC_QUANT_B32", c.knob);
+    set_knob("TC_QUANT_B32_OLD_BELOW", c.below);
     const int N = 203, K = 1536;
     const Weights wt = make_weights(c.w, N, K, seed++);
     const Activations a = make_activations(c.x, c.M, K, seed++);
@@ -140,6 +160,7 @@ TEST(QuantCudaB32, PublicCallRouting) {
     EXPECT_LE(rms_scaled(y, ref), 1e-3) << tc_last_instance() << " M=" << c.M;
   }
   set_knob("TC_QUANT_B32", "");
+  set_knob("TC_QUANT_B32_OLD_BELOW", "");
 }
 
 // What the kernel does not serve is refused with a reason, before anything is queued.
@@ -166,10 +187,15 @@ TEST(QuantCudaB32, RefusesWhatItCannotServe) {
   b.K = 4000;  // rows not whole TMA lines
   EXPECT_FALSE(kq::mma_b32_supports(b, why));
   b = a;
-  b.work_bytes = size_t(a.M) * a.K * 2 - 16;  // not even X in f16 fits
+  b.work_bytes = 16;  // not even X in f16 fits
   EXPECT_FALSE(kq::mma_b32_supports(b, why));
+  setenv("TC_QUANT_B32_XCONV", "helpers", 1);  // X converted in the kernel: K is not split
+  EXPECT_EQ(kq::mma_b32_work_bytes(b), 0u);
+  EXPECT_TRUE(kq::mma_b32_supports(b, why)) << why;
+  unsetenv("TC_QUANT_B32_XCONV");
   b = a;
   b.work = nullptr;
+  EXPECT_GT(a.work_bytes, 0u);  // N = 4096 splits K
   EXPECT_FALSE(kq::mma_b32_supports(b, why));
   b = a;
   b.x = reinterpret_cast<void*>(uintptr_t(264));
@@ -241,20 +267,25 @@ TEST(QuantCudaB32, TimingAgainstF16Mma) {
       a.pdl = true;
       for (int M : {16, 32}) {
         a.M = M;
-        double us[3];  // b32, b32 with TC_QUANT_B32_FIXUP=elem, the f16 MMA
-        for (int k = 0; k < 3; ++k) {
-          set_knob("TC_QUANT_B32_FIXUP", k == 1 ? "elem" : "");
+        // b32; with X converted by its helper warps (TC_QUANT_B32_XCONV=helpers); with the
+        // per-element fixup (the 9a93828 default); the f16 MMA.
+        double us[4];
+        for (int k = 0; k < 4; ++k) {
+          set_knob("TC_QUANT_B32_XCONV", k == 1 ? "helpers" : "");
+          set_knob("TC_QUANT_B32_FIXUP", k == 2 ? "elem" : "");
           us[k] = time_us(st, [&](int i) {
             a.w = static_cast<uint8_t*>(w.p) + bytes * (size_t(i) % copies);
-            const tc_status_t s = k < 2 ? kq::launch_mma_b32(a, st) : kq::launch_mma_f16(a, st);
+            const tc_status_t s = k < 3 ? kq::launch_mma_b32(a, st) : kq::launch_mma_f16(a, st);
             EXPECT_EQ(s, TC_SUCCESS) << tc_last_error_message();
           });
         }
+        set_knob("TC_QUANT_B32_XCONV", "");
+        set_knob("TC_QUANT_B32_FIXUP", "");
         std::printf(
-            "b32 timing %s %-19s M=%2d  b32 %7.1f us (%5.0f GB/s)  fixup=elem %7.1f us  "
-            "f16 mma %7.1f us (%5.0f GB/s)  %.2fx\n",
+            "b32 timing %s %-19s M=%2d  b32 %7.1f us (%5.0f GB/s)  xconv=helpers %7.1f  fixup=elem "
+            "%7.1f  f16 mma %7.1f us (%5.0f GB/s)  %.2fx\n",
             f == TC_DTYPE_Q4_0 ? "q4_0" : "q4_k", sh.label, M, us[0], double(bytes) / us[0] / 1e3,
-            us[1], us[2], double(bytes) / us[2] / 1e3, us[2] / us[0]);
+            us[1], us[2], us[3], double(bytes) / us[3] / 1e3, us[3] / us[0]);
         std::fflush(stdout);
       }
     }
