@@ -31,17 +31,26 @@ int warpgroups() {
   return v && std::strcmp(v, "2") == 0 ? 2 : 4;
 }
 
-// X converted by the convert kernel into the workspace and copied by TMA; TC_QUANT_B32_XCONV=
-// helpers: by the kernel's helper warps from f32 (no convert launch, no dependency hop: faster
-// where a CTA has few stages, 4096x4096; slower where it streams long, the helpers being one
-// L2 round trip a stage: H200 22:53 UTC, docs/quant.md).
-bool x_in_kernel() {
+// Who converts X to f16: the kernel's helper warps from f32 where a CTA has at most
+// kXinMaxStages stages (no convert launch, no dependency hop), else the convert kernel into the
+// workspace, copied by TMA. The helpers keep one stage's loads in flight, a loaded L2 round trip
+// a stage (~1.5-1.75 us on the stream shape against the consumers' ~1 us), so they only pay
+// where the hop is a large part of a short CTA. H200 22:53 UTC, us, helpers vs kernel: 4096x4096
+// (4 stages a CTA) M = 16 11.9 vs 13.5, M = 32 15.5 vs 16.0 (Q4_K 14.0 vs 15.2, 16.9 vs 17.7);
+// 4096x11008 (12) M = 32 26.3 vs 23.1; 14336x4096 (16) 31.8 vs 25.2; 131072x4096 (32) 216.9 vs
+// 123.3. TC_QUANT_B32_XCONV=helpers / kernel forces one (A/B).
+enum class XConv { kAuto, kHelpers, kKernel };
+constexpr int kXinMaxStages = 4;
+XConv xconv_knob() {
   const char* v = std::getenv("TC_QUANT_B32_XCONV");
-  return v && std::strcmp(v, "helpers") == 0;
+  if (v && std::strcmp(v, "helpers") == 0) return XConv::kHelpers;
+  if (v && std::strcmp(v, "kernel") == 0) return XConv::kKernel;
+  return XConv::kAuto;
 }
 
-// Workspace: [X f16 (convert kernel only)][arrival words][partial tiles] (the last two where K
-// is split).
+// Workspace: [X f16][arrival words][partial tiles] (the last two where K is split; X's room is
+// kept where the helpers convert it unless forced, so that the split and the size do not
+// depend on that choice).
 struct Geo {
   int nx = 32, nw = 4, tiles = 0, splits = 1, per = 0;
   bool xin = true;
@@ -57,10 +66,10 @@ Geo geometry(const Args& a, size_t cap) {
   Geo g;
   g.nx = a.M <= 16 ? 16 : 32;
   g.nw = warpgroups();
-  g.xin = x_in_kernel();
+  const XConv xconv = xconv_knob();
   const int rows = 64 * g.nw, nks = a.K / b32::kBK;
   g.tiles = (std::max(a.N, 1) + rows - 1) / rows;
-  g.x_bytes = g.xin ? 0 : up(size_t(std::max(a.M, 1)) * size_t(a.K) * 2);
+  g.x_bytes = xconv == XConv::kHelpers ? 0 : up(size_t(std::max(a.M, 1)) * size_t(a.K) * 2);
   g.cnt_bytes = up(size_t(g.tiles) * 8);
   auto work = [&](int splits) {
     return splits == 1 ? g.x_bytes
@@ -83,13 +92,15 @@ Geo geometry(const Args& a, size_t cap) {
   }
   g.per = per_of(g.splits);
   g.work = work(g.splits);
+  g.xin = xconv == XConv::kHelpers || (xconv == XConv::kAuto && g.per <= kXinMaxStages);
   return g;
 }
 
-// N * K at or below which the f16 MMA kernel is preferred at M <= 16 (mma_b32_preferred): H200
-// 22:53 UTC, rotated 4096x4096, M = 16: 12.6 us against 13.5 (Q4_0), 14.0 against 15.2 (Q4_K);
-// at M = 32, and on the wider shapes at M = 16, this kernel was faster.
-constexpr long long kOldBelow = 4096LL * 4096;
+// N * K at or below which the f16 MMA kernel is preferred at M <= 16 (mma_b32_preferred): 0,
+// none. H200 22:53 UTC, rotated 4096x4096, M = 16, us: the f16 MMA 12.6 (Q4_0), 14.0 (Q4_K);
+// this kernel 13.5, 15.2 with the convert kernel, 11.9, 14.0 with the helpers' X (chosen there
+// now, geometry); at M = 32 and on the wider shapes this kernel was faster either way.
+constexpr long long kOldBelow = 0;
 
 size_t cap_of(const Args& a) {
   return a.work_bytes > 0 ? a.work_bytes : std::numeric_limits<size_t>::max();

@@ -12,8 +12,8 @@
 
 namespace tc::cuda::quant {
 
-// Workspace of a call: X in f16 and, where K is split, the arrival words and the partial tiles
-// (with TC_QUANT_B32_XCONV=helpers no X: 0 where K is not split).
+// Workspace of a call: room for X in f16 and, where K is split, the arrival words and the
+// partial tiles (with TC_QUANT_B32_XCONV=helpers no X: 0 where K is not split).
 // With a.work_bytes > 0 the split is limited to what fits in a.work_bytes (supports() then
 // checks against the same figure), so a caller's fixed buffer gives a smaller split, not a
 // refusal.
@@ -23,12 +23,13 @@ TC_QUANT_LAUNCH size_t mma_b32_work_bytes(const Args& a);
 // sends M > 8 back to the older f16 MMA kernel, quant_mma_f16.cu).
 TC_QUANT_LAUNCH bool mma_b32_supports(const Args& a, std::string& why);
 // Whether the rows should run this kernel rather than the older f16 MMA one for a.N x a.K
-// (both supported): not at M <= 16 where N * K <= 4096 x 4096, the measured crossover
-// (TC_QUANT_B32_OLD_BELOW=n sets it, 0: everywhere this kernel; docs/quant.md has the figures).
+// (both supported): everywhere by default; TC_QUANT_B32_OLD_BELOW=n (A/B) sends M <= 16 with
+// N * K <= n to the f16 MMA kernel (docs/quant.md has the figures).
 TC_QUANT_LAUNCH bool mma_b32_preferred(const Args& a);
-// Queues the X conversion (f16 into a.work; PDL when a.pdl) and the kernel (always PDL: it
-// streams W while the conversion runs); with TC_QUANT_B32_XCONV=helpers (A/B) the kernel alone
-// (PDL when a.pdl), which converts X itself.
+// Where a CTA has at most 4 stages of K, queues the kernel alone (PDL when a.pdl), whose helper
+// warps convert X; elsewhere the X conversion kernel (f16 into a.work; PDL when a.pdl) and the
+// kernel (always PDL: it streams W while the conversion runs). TC_QUANT_B32_XCONV=helpers /
+// kernel forces one (A/B).
 TC_QUANT_LAUNCH tc_status_t launch_mma_b32(const Args& a, void* stream);
 
 }  // namespace tc::cuda::quant

@@ -1,7 +1,8 @@
 // The batched decode kernel's helper warps (quant_mma_b32_kernel.cuh): warps 1..3 of the
 // producer warpgroup. For Q4_K they turn the block headers into f16 scales; with Params::xin
-// (TC_QUANT_B32_XCONV=helpers, A/B; by default the convert kernel writes f16 X and TMA copies
-// it) they also convert X from f32 into each stage's two 128B-swizzled f16 boxes. That removes
+// (where a CTA has <= 4 stages, or TC_QUANT_B32_XCONV=helpers; elsewhere the convert kernel
+// writes f16 X and TMA copies it) they also convert X from f32 into each stage's two
+// 128B-swizzled f16 boxes. That removes
 // a launch and its dependency hop per call (the convert grid had to end before the kernel's X
 // copy could start) and reads X from L2 in f32 (twice the bytes of f16 X: 0.9 bytes per byte
 // of Q4_0 weights at NW = 4, NX = 32). H200 22:53 UTC: faster where a CTA has few stages

@@ -1,7 +1,7 @@
 // Batched decode on sm_90a, M <= 32 (issue 4: M 9..32): Y[M,N] = X[M,K] dequant(W[N,K])^T as
 // Y^T = W X^T, with each W tile decoded ONCE from its packed blocks straight into wgmma's
-// register A operand (m64) and X, converted to f16 by a small kernel before (or by the
-// kernel's helper warps, TC_QUANT_B32_XCONV=helpers), as the B operand (NX = 16 or 32
+// register A operand (m64) and X, converted to f16 by a small kernel before (or, where a CTA
+// has few stages, by the kernel's helper warps: Params::xin), as the B operand (NX = 16 or 32
 // columns: n16 / n32, rows >= M zero) read by the tensor cores from shared memory. The fused
 // prefill GEMM (quant_prefill_kernel.cuh) with a narrow X tile, more W rows per CTA and a K split:
 //  - The mma.sync kernels (quant_mma_f16.cu, quant_mma_xreg.cu) at M = 32 run four column
@@ -67,8 +67,8 @@ struct Params {
   // the 7B step at batch 32 3.40 -> 2.82 ms, Q4_0) instead of one element (and up to 16
   // dependent-latency loads) a round (TC_QUANT_B32_FIXUP=elem, A/B; the same bits).
   bool vec_fixup;
-  // X converted from f32 by the helper warps (TC_QUANT_B32_XCONV=helpers, A/B) instead of
-  // copied by TMA from the convert kernel's f16 (the default).
+  // X converted from f32 by the helper warps (where a CTA has <= 4 stages; quant_mma_b32.cu)
+  // instead of copied by TMA from the convert kernel's f16.
   bool xin;
   const float* x;  // xin: X [M][K] f32
   float* y;

@@ -4,12 +4,12 @@
 // Q4_K, every M 9..32 (and a few M <= 8; 33 is refused), odd N (partial 256-row tiles), K from
 // one Q4_K block to 11008 (86 stages: splits of unequal length), in each knob form (the chosen
 // K split, 3 forced splits, 2 consumer warpgroups, the per-element fixup with the chosen and 5
-// splits, X converted by the kernel's helper warps: those at the chosen split give the same
-// bits as the default); launched twice back to back, the second under PDL: the same bits. Bound
-// 1e-3: X and the dequantized weights are rounded to f16 (~3e-4 expected), the f16 MMA rows' bound;
-// a wrong fragment, swizzle or split gives errors of order 1. TC_QUANT_B32_TIMING=1 adds the
-// timing against the older f16 MMA kernel (TimingAgainstF16Mma, skipped otherwise). Skips
-// without a CUDA device.
+// splits, X converted by the kernel's helper warps or by the convert kernel everywhere: those
+// at the chosen split give the same bits as the default); launched twice back to back, the second
+// under PDL: the same bits. Bound 1e-3: X and the dequantized weights are rounded to f16 (~3e-4
+// expected), the f16 MMA rows' bound; a wrong fragment, swizzle or split gives errors of order 1.
+// TC_QUANT_B32_TIMING=1 adds the timing against the older f16 MMA kernel (TimingAgainstF16Mma,
+// skipped otherwise). Skips without a CUDA device.
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
@@ -68,7 +68,8 @@ TEST(QuantCudaB32, MatchesFloat64) {
       const char *splits, *wg, *fixup, *xconv;
     };
     // The default form's Y: the per-element fixup adds in the same order and the helper warps
-    // round X as the convert kernel does, so those forms give the same bits.
+    // round X as the convert kernel does, so those forms (and the default's choice of either)
+    // give the same bits.
     std::vector<float> chosen;
     for (const Form f :
          {Form{"", "", "", ""}, Form{"3", "", "", ""}, Form{"", "2", "", ""},
@@ -124,7 +125,7 @@ TEST(QuantCudaB32, MatchesFloat64) {
 // The public call routes M 9..32 (Q4_0 / Q4_K, 8-bit-class activations allowed) to this kernel
 // (TC_QUANT_B32_OLD_BELOW=0: wherever it runs), and back to the older f16 MMA kernel with
 // TC_QUANT_B32=0 or at M <= 16 where N * K is at or below TC_QUANT_B32_OLD_BELOW (by default
-// 4096 x 4096: this shape too); M 3..8 stays there.
+// nowhere); M 3..8 stays there.
 TEST(QuantCudaB32, PublicCallRouting) {
   if (!tc_device_available(TC_DEVICE_CUDA)) GTEST_SKIP() << "no CUDA device";
   Context ctx;
@@ -143,7 +144,7 @@ TEST(QuantCudaB32, PublicCallRouting) {
                        Want{TC_DTYPE_Q4_0, TC_DTYPE_F32, 8, "", "0", old},
                        Want{TC_DTYPE_Q4_K, TC_DTYPE_F32, 17, "0", "0", old},
                        Want{TC_DTYPE_Q4_0, TC_DTYPE_F32, 13, "", "311808", old},  // 203 x 1536
-                       Want{TC_DTYPE_Q4_K, TC_DTYPE_F32, 16, "", "", old},
+                       Want{TC_DTYPE_Q4_K, TC_DTYPE_F32, 16, "", "", b32},
                        Want{TC_DTYPE_Q4_K, TC_DTYPE_F32, 13, "", "311807", b32},
                        Want{TC_DTYPE_Q4_0, TC_DTYPE_F32, 17, "", "", b32}}) {
     set_knob("TC_QUANT_B32", c.knob);
@@ -187,7 +188,7 @@ TEST(QuantCudaB32, RefusesWhatItCannotServe) {
   b.K = 4000;  // rows not whole TMA lines
   EXPECT_FALSE(kq::mma_b32_supports(b, why));
   b = a;
-  b.work_bytes = 16;  // not even X in f16 fits
+  b.work_bytes = 16;  // not even X in f16 fits (its room is kept where the helpers convert it)
   EXPECT_FALSE(kq::mma_b32_supports(b, why));
   setenv("TC_QUANT_B32_XCONV", "helpers", 1);  // X converted in the kernel: K is not split
   EXPECT_EQ(kq::mma_b32_work_bytes(b), 0u);
@@ -267,25 +268,27 @@ TEST(QuantCudaB32, TimingAgainstF16Mma) {
       a.pdl = true;
       for (int M : {16, 32}) {
         a.M = M;
-        // b32; with X converted by its helper warps (TC_QUANT_B32_XCONV=helpers); with the
-        // per-element fixup (the 9a93828 default); the f16 MMA.
-        double us[4];
-        for (int k = 0; k < 4; ++k) {
-          set_knob("TC_QUANT_B32_XCONV", k == 1 ? "helpers" : "");
-          set_knob("TC_QUANT_B32_FIXUP", k == 2 ? "elem" : "");
+        // b32; X always by its helper warps / always by the convert kernel
+        // (TC_QUANT_B32_XCONV=helpers / kernel); the convert kernel and the per-element fixup
+        // (the 9a93828 form); the f16 MMA.
+        double us[5];
+        for (int k = 0; k < 5; ++k) {
+          set_knob("TC_QUANT_B32_XCONV", k == 1 ? "helpers" : k == 2 || k == 3 ? "kernel" : "");
+          set_knob("TC_QUANT_B32_FIXUP", k == 3 ? "elem" : "");
           us[k] = time_us(st, [&](int i) {
             a.w = static_cast<uint8_t*>(w.p) + bytes * (size_t(i) % copies);
-            const tc_status_t s = k < 3 ? kq::launch_mma_b32(a, st) : kq::launch_mma_f16(a, st);
+            const tc_status_t s = k < 4 ? kq::launch_mma_b32(a, st) : kq::launch_mma_f16(a, st);
             EXPECT_EQ(s, TC_SUCCESS) << tc_last_error_message();
           });
         }
         set_knob("TC_QUANT_B32_XCONV", "");
         set_knob("TC_QUANT_B32_FIXUP", "");
         std::printf(
-            "b32 timing %s %-19s M=%2d  b32 %7.1f us (%5.0f GB/s)  xconv=helpers %7.1f  fixup=elem "
-            "%7.1f  f16 mma %7.1f us (%5.0f GB/s)  %.2fx\n",
+            "b32 timing %s %-19s M=%2d  b32 %7.1f us (%5.0f GB/s)  xconv=helpers %7.1f  =kernel "
+            "%7.1f "
+            " +fixup=elem %7.1f  f16 mma %7.1f us (%5.0f GB/s)  %.2fx\n",
             f == TC_DTYPE_Q4_0 ? "q4_0" : "q4_k", sh.label, M, us[0], double(bytes) / us[0] / 1e3,
-            us[1], us[2], us[3], double(bytes) / us[3] / 1e3, us[3] / us[0]);
+            us[1], us[2], us[3], us[4], double(bytes) / us[4] / 1e3, us[4] / us[0]);
         std::fflush(stdout);
       }
     }
