@@ -15,6 +15,7 @@
 // when a load straddles a 64-byte line.
 #pragma once
 
+#include <cstddef>
 #include <cstring>
 
 #include "cpu/quant_act.h"
@@ -197,17 +198,19 @@ struct Q4_K {
                             1);
   }
   TC_AVX2 static void load(const uint8_t* p, W& w) {
-    const auto* b = reinterpret_cast<const quant::BlockQ4_K*>(p);
+    // Byte offsets, not member access: a block may lie at any byte address (the units read the
+    // GGUF bytes where they are), where a BlockQ4_K* would be misaligned (UB; UBSan says so).
+    const uint8_t* qs = p + offsetof(quant::BlockQ4_K, qs);
     const __m256i m4 = _mm256_set1_epi8(0x0f);
     for (int c = 0; c < 4; ++c) {
-      const __m256i v = load256(b->qs + 32 * c);
+      const __m256i v = load256(qs + 32 * c);
       w.q[2 * c] = _mm256_and_si256(v, m4);
       w.q[2 * c + 1] = _mm256_and_si256(_mm256_srli_epi16(v, 4), m4);
     }
     uint32_t d_dmin;
     std::memcpy(&d_dmin, p, 4);
     const __m128 dd = _mm_cvtph_ps(_mm_cvtsi32_si128(static_cast<int>(d_dmin)));  // d, dmin
-    const __m128i sm = scales_mins(b->scales);
+    const __m128i sm = scales_mins(p + offsetof(quant::BlockQ4_K, scales));
     w.dsc = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(sm)), _mm256_broadcastss_ps(dd));
     w.dmn = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_srli_si128(sm, 8))),
                           _mm256_broadcastss_ps(_mm_movehdup_ps(dd)));
