@@ -51,11 +51,21 @@ struct Cfg {
   // Q4_K: per stage, row and k64 sub-step {s lo, s hi, -m lo, -m hi} (half2), by the helpers.
   static constexpr int kScaleSlot = FMT == kQ4_K ? kRows * 32 : 0;
   static constexpr int kStageBytes = kXStage + kWSlot + kScaleSlot;
-  static constexpr int kStages = (225 * 1024) / kStageBytes > 8 ? 8 : (225 * 1024) / kStageBytes;
+  static constexpr int kFit = (225 * 1024) / kStageBytes > 8 ? 8 : (225 * 1024) / kStageBytes;
+  // Q4_K: an even ring. The helpers write the scales of stage kb + 1 at even stage kb
+  // (quant_mma_b32_helpers.cuh); for kb >= S the wait on full[kb % S] orders that after the
+  // consumers read the slot's previous scales (they release stage kb - S after loading the
+  // scales of kb + 1 - S), but with an odd S the helpers reach kb = S - 1 (even) unordered and
+  // could overwrite slot 0's scales before the consumers load them, and complete sfull[0]'s
+  // next phase early (wrong Y or a hang). Found in review (2026-11-29): Q4_K at M <= 16 had
+  // S = 7; M 17..32 (S = 6) ran and passed on the H200. An even S never reaches that case.
+  static constexpr int kStages = FMT == kQ4_K ? kFit & ~1 : kFit;
   static constexpr int kHelperFirst = 32, kHelpers = 96;  // warps 1..3 (quant_mma_b32_helpers)
   static constexpr size_t kSmem = 1024 + size_t(kStages) * kStageBytes + 4 * kStages * 8 + 16;
   static_assert(kSmem <= 227 * 1024, "shared memory per block");
   static_assert(kStages >= 3, "ring depth");
+  static_assert(FMT != kQ4_K || kStages % 2 == 0,
+                "Q4_K: the helpers' scale pairs need an even ring");
 };
 
 constexpr int kMaxSplits = 16;
