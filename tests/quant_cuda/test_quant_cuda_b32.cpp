@@ -62,7 +62,10 @@ TEST(QuantCudaB32, MatchesFloat64) {
     const Weights wt = make_weights(c.w, c.N, c.K, seed++);
     const Activations a = make_activations(TC_DTYPE_F32, c.M, c.K, seed++);
     const std::vector<double> ref = reference(wt, a, c.M, c.N, c.K);
-    DevMem w(wt.bytes.size()), x(a.bytes()), y(ref.size() * 4);
+    // Y and a guard of 32 rows after it (the kernel computes 16 or 32 X rows, more than M):
+    // both poisoned before every launch, the guard must stay so.
+    const size_t guard = size_t(32) * c.N;
+    DevMem w(wt.bytes.size()), x(a.bytes()), y((ref.size() + guard) * 4);
     ASSERT_NO_FATAL_FAILURE(upload(wt, a, w, x));
     struct Form {
       const char *splits, *wg, *fixup, *xconv;
@@ -91,12 +94,18 @@ TEST(QuantCudaB32, MatchesFloat64) {
         // Stale scratch, different garbage each time: the K-split arrival words need no zeroing.
         ASSERT_EQ(cudaMemsetAsync(work.p, rep ? 0xa5 : 0x7f, std::max<size_t>(work_bytes, 16), st),
                   cudaSuccess);
-        ASSERT_EQ(cudaMemsetAsync(y.p, 0xff, ref.size() * 4, st), cudaSuccess);
+        ASSERT_EQ(cudaMemsetAsync(y.p, 0xff, (ref.size() + guard) * 4, st), cudaSuccess);
         ASSERT_EQ(kq::launch_mma_b32(args, st), TC_SUCCESS) << tc_last_error_message();
         std::vector<float> got(ref.size());
+        std::vector<uint32_t> tail(guard);
         ASSERT_EQ(cudaMemcpyAsync(got.data(), y.p, got.size() * 4, cudaMemcpyDeviceToHost, st),
                   cudaSuccess);
+        ASSERT_EQ(cudaMemcpyAsync(tail.data(), static_cast<float*>(y.p) + ref.size(), guard * 4,
+                                  cudaMemcpyDeviceToHost, st),
+                  cudaSuccess);
         ASSERT_EQ(cudaStreamSynchronize(st), cudaSuccess);
+        EXPECT_TRUE(std::all_of(tail.begin(), tail.end(), [](uint32_t v) { return v == ~0u; }))
+            << "written past Y's M rows: w=" << c.w << " M=" << c.M << " N=" << c.N;
         EXPECT_LE(rms_scaled(got, ref), 1e-3)
             << "w=" << c.w << " M=" << c.M << " N=" << c.N << " K=" << c.K << " pdl=" << args.pdl
             << " splits=" << f.splits << " wg=" << f.wg << " fixup=" << f.fixup

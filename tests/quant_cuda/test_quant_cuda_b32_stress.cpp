@@ -1,0 +1,63 @@
+// The batched decode wgmma kernel (launch_mma_b32) repeated many times at one shape, each launch
+// into its own Y: a race that shows once in many launches has a chance to show here. Skips
+// without a CUDA device.
+#include <cuda_runtime_api.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <vector>
+
+#include "cuda/quant_kernels.h"
+#include "cuda/quant_mma_b32.h"
+#include "device_inputs.h"
+#include "quant_test_util.h"
+
+namespace tc::quant_test {
+namespace {
+
+namespace kq = tc::cuda::quant;
+
+// Q4_K at M <= 16 on the 7B gate/up shape, many launches back to back, each into its own Y:
+// every one must match float64 and the first bit for bit. The regression test for the helper
+// warps' scale slots (quant_mma_b32_kernel.cuh: Q4_K rings are even; with an odd ring the
+// helpers could overwrite slot 0's scales before the consumers loaded them, a window of a few
+// hundred cycles, or complete its barrier phase early and hang: ctest's timeout catches that).
+TEST(QuantCudaB32, Q4KRepeatsAtTheFfnShape) {
+  if (!tc_device_available(TC_DEVICE_CUDA)) GTEST_SKIP() << "no CUDA device";
+  Context ctx;
+  ASSERT_EQ(tc_context_create(&ctx.ctx, TC_DEVICE_CUDA), TC_SUCCESS) << tc_last_error_message();
+  cudaStream_t st = nullptr;
+  ASSERT_EQ(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking), cudaSuccess);
+  const Weights wt = make_weights(TC_DTYPE_Q4_K, 14336, 4096, 9900u);  // ~5 s: made once
+  for (const int M : {13, 16}) {
+    const LaunchCase c{TC_DTYPE_Q4_K, M, 14336, 4096};
+    const Activations a = make_activations(TC_DTYPE_F32, c.M, c.K, 9950u + unsigned(M));
+    const std::vector<double> ref = reference(wt, a, c.M, c.N, c.K);
+    constexpr int kLaunches = 48;
+    DevMem w(wt.bytes.size()), x(a.bytes()), y(ref.size() * 4 * kLaunches);
+    ASSERT_NO_FATAL_FAILURE(upload(wt, a, w, x));
+    const size_t work_bytes = kq::mma_b32_work_bytes(launch_args(c, w, x, y));
+    DevMem work(std::max<size_t>(work_bytes, 16));
+    ASSERT_EQ(cudaMemsetAsync(y.p, 0xff, ref.size() * 4 * kLaunches, st), cudaSuccess);
+    for (int i = 0; i < kLaunches; ++i) {
+      kq::Args args = launch_args(c, w, x, y, work.p, work_bytes);
+      args.y = static_cast<float*>(y.p) + size_t(i) * ref.size();
+      args.pdl = i % 2 == 1;
+      ASSERT_EQ(kq::launch_mma_b32(args, st), TC_SUCCESS) << tc_last_error_message();
+    }
+    std::vector<float> all(ref.size() * kLaunches);
+    ASSERT_EQ(cudaMemcpyAsync(all.data(), y.p, all.size() * 4, cudaMemcpyDeviceToHost, st),
+              cudaSuccess);
+    ASSERT_EQ(cudaStreamSynchronize(st), cudaSuccess);
+    const std::vector<float> first(all.begin(), all.begin() + ref.size());
+    EXPECT_LE(rms_scaled(first, ref), 1e-3) << "M=" << M;
+    int differ = 0;
+    for (int i = 1; i < kLaunches; ++i)
+      differ += !std::equal(first.begin(), first.end(), all.begin() + size_t(i) * ref.size());
+    EXPECT_EQ(differ, 0) << "of " << kLaunches - 1 << " repeats differ from the first, M=" << M;
+  }
+  cudaStreamDestroy(st);
+}
+
+}  // namespace
+}  // namespace tc::quant_test
