@@ -1,8 +1,8 @@
-// Host helpers for cudaLaunchKernelEx: launch_ex (clusters and programmatic dependent launch,
-// tile/grid_dep.cuh, as the caller asks; the quantized kernels pass their Args::pdl) and
-// launch_maybe_pdl (PDL when the device supports it, sm_90+, and TC_GEMM_PDL is not "0"; the
-// GEMM kernels). A kernel launched with PDL must call grid_dep_wait() before it touches memory
-// the previous kernel writes.
+// Host helpers for cudaLaunchKernelEx: raise_smem_once (the shared-memory opt-in), launch_ex
+// (clusters and programmatic dependent launch, tile/grid_dep.cuh, as the caller asks; the quantized
+// kernels pass their Args::pdl) and launch_maybe_pdl (PDL when the device supports it, sm_90+, and
+// TC_GEMM_PDL is not "0"; the GEMM kernels). A kernel launched with PDL must call grid_dep_wait()
+// before it touches memory the previous kernel writes.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -28,6 +28,21 @@ inline bool pdl_enabled() {
     known.fetch_or(bit, std::memory_order_acq_rel);
   }
   return capable.load(std::memory_order_acquire) & bit;
+}
+
+// Raises Kernel's dynamic shared-memory opt-in to `smem` bytes, once per device: a driver call
+// per launch costs microseconds of host time, which small problems feel.
+template <auto Kernel>
+cudaError_t raise_smem_once(int smem) {
+  static std::atomic<unsigned long long> raised{0};  // bit per device
+  int dev = 0;
+  cudaError_t e = cudaGetDevice(&dev);
+  if (e != cudaSuccess) return e;
+  const unsigned long long bit = 1ull << (dev & 63);
+  if (raised.load(std::memory_order_acquire) & bit) return cudaSuccess;
+  e = cudaFuncSetAttribute(Kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
+  if (e == cudaSuccess) raised.fetch_or(bit, std::memory_order_acq_rel);
+  return e;
 }
 
 // Launches `kernel` with cudaLaunchKernelEx: cluster > 1 makes (cluster, 1, 1) thread-block

@@ -2,7 +2,6 @@
 // split pre-pass into the workspace, the tensor maps, and the kernel launch (with PDL).
 #include <cuda_runtime.h>
 
-#include <atomic>
 #include <cstdlib>
 #include <cstring>
 
@@ -17,17 +16,9 @@ namespace {
 template <int CHUNK>
 cudaError_t launch_chunked(const GemmPlan& plan, cudaStream_t stream, const TmaMap& ma,
                            const TmaMap& mb, const TmaMap& mc, const WgmmaArgs& args, int64_t kp) {
-  static std::atomic<unsigned long long> raised{0};  // smem opt-in, once per device
-  int dev = 0;
-  cudaError_t e = cudaGetDevice(&dev);
-  if (e != cudaSuccess) return e;
-  const unsigned long long bit = 1ull << (dev & 63);
-  if (!(raised.load(std::memory_order_acquire) & bit)) {
-    e = cudaFuncSetAttribute(gemm_tf32x3_kernel<CHUNK>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                             Tf32Smem::total);
-    if (e != cudaSuccess) return e;
-    raised.fetch_or(bit, std::memory_order_acq_rel);
-  }
+  if (const cudaError_t e = raise_smem_once<gemm_tf32x3_kernel<CHUNK>>(Tf32Smem::total);
+      e != cudaSuccess)
+    return e;
   return launch_maybe_pdl(gemm_tf32x3_kernel<CHUNK>, dim3(plan.grid), dim3(384), Tf32Smem::total,
                           stream, 1, ma, mb, mc, args, i32(kp));
 }

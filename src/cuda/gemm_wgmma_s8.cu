@@ -16,18 +16,9 @@ namespace {
 // test) then do not instantiate the kernel.
 cudaError_t launch_s8_pingpong(const WgmmaMaps& maps, const WgmmaArgs& args, int grid,
                                cudaStream_t stream) {
-  auto kernel = gemm_s8_pingpong_kernel<kS8PingStages>;
+  constexpr auto kernel = gemm_s8_pingpong_kernel<kS8PingStages>;
   constexpr int smem = kS8PingSmemBytes;
-  static std::atomic<unsigned long long> raised{0};  // the opt-in, once per device
-  int dev = 0;
-  cudaError_t e = cudaGetDevice(&dev);
-  if (e != cudaSuccess) return e;
-  const unsigned long long bit = 1ull << (dev & 63);
-  if (!(raised.load(std::memory_order_acquire) & bit)) {
-    e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
-    if (e != cudaSuccess) return e;
-    raised.fetch_or(bit, std::memory_order_acq_rel);
-  }
+  if (const cudaError_t e = raise_smem_once<kernel>(smem); e != cudaSuccess) return e;
   s8_pingpong_launches().fetch_add(1, std::memory_order_relaxed);
   return launch_maybe_pdl(kernel, dim3(grid), dim3(384), smem, stream, 1, maps.a, maps.b, maps.c,
                           args);
