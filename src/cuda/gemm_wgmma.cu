@@ -269,14 +269,12 @@ bool plan_gemm_wgmma(const GemmProblem& p, const GemmDevice& dev, GemmPlan* plan
   // int8: the ping-pong kernel's 128 x 128 tiles in place of the cooperative 128 x 256 where
   // every CTA gets two tiles or more (gemm_wgmma_s8_pingpong.cuh; H200 22:11 UTC: 4096^3 1244 ->
   // 1321 TOP/s, 8192^3 1306 -> 1318; TC_S8_PINGPONG=0: never).
-  bool pingpong = false;
   if (s8 && variant == 0 && bn == 256 && cluster == 1 && splits == 1 &&
       !env_flag("TC_USE_128_TILE")) {
     const int64_t u128 = units_of(128, 128);
     if (s8_pingpong_wanted(u128, int(std::min<int64_t>(u128, dev.sm_count)))) {
       bn = 128;
       units = u128;
-      pingpong = true;
     }
   }
   plan->bm = bm;
@@ -295,6 +293,10 @@ bool plan_gemm_wgmma(const GemmProblem& p, const GemmDevice& dev, GemmPlan* plan
         p.batch * splits * ceil_div(ceil_div(q.d.M, 128), 2) * ceil_div(q.d.N, bn);
     plan->grid = 2 * int(std::min<int64_t>(pairs, dev.sm_count / 2));
   }
+  // The launcher's own test (gemm_wgmma_s8.cu, s8_pingpong_for), so that the name says where
+  // the ping-pong kernel runs, the autotuner's 128 x 128 variants included.
+  const bool pingpong =
+      s8 && bn == 128 && cluster == 1 && ks == 1 && s8_pingpong_wanted(units * splits, plan->grid);
   plan->workspace_bytes = packed_bytes(p, a, esz) + packed_bytes(p, b, esz) +
                           (splits > 1 && ks == 1 ? size_t(p.batch) * splits * d.M * d.N * 4 : 0);
   const char* t = s8 ? "s8_s32" : (f16 ? "f16_f32" : "bf16_f32");
