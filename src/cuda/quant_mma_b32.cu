@@ -195,6 +195,18 @@ tc_status_t launch_fmt(const Args& a, const Geo& g, cudaStream_t s) {
   return g.nx == 16 ? launch_cfg<Cfg<FMT, 4, 16>>(a, g, s) : launch_cfg<Cfg<FMT, 4, 32>>(a, g, s);
 }
 
+// mma_b32_supports, which leaves in `g` the geometry it checked (launch_mma_b32 uses it).
+bool supports(const Args& a, std::string& why, Geo& g) {
+  if (const char* v = std::getenv("TC_QUANT_B32"); v && std::strcmp(v, "0") == 0)
+    return (why = "TC_QUANT_B32=0", false);
+  // sm_90, Q4_0 / Q4_K, X f32, K % 256 == 0, W 16-byte aligned, a TMA encoder: the fused
+  // prefill kernel's conditions, whose decoders and W boxes this kernel shares.
+  if (!prefill_q4_wgmma_supports(a, why) || !bulk_mma_problem_ok(a, why)) return false;
+  if (a.N < 1) return (why = "N < 1", false);
+  g = geometry(a, cap_of(a));  // M is 1..32 here
+  return bulk_mma_buffers_ok(a, a.K >= 256 ? g.work : 0, "the b32 X and partial sums", why);
+}
+
 }  // namespace
 
 size_t mma_b32_work_bytes(const Args& a) {
@@ -203,13 +215,8 @@ size_t mma_b32_work_bytes(const Args& a) {
 }
 
 bool mma_b32_supports(const Args& a, std::string& why) {
-  if (const char* v = std::getenv("TC_QUANT_B32"); v && std::strcmp(v, "0") == 0)
-    return (why = "TC_QUANT_B32=0", false);
-  // sm_90, Q4_0 / Q4_K, X f32, K % 256 == 0, W 16-byte aligned, a TMA encoder: the fused
-  // prefill kernel's conditions, whose decoders and W boxes this kernel shares.
-  if (!prefill_q4_wgmma_supports(a, why) || !bulk_mma_problem_ok(a, why)) return false;
-  if (a.N < 1) return (why = "N < 1", false);
-  return bulk_mma_buffers_ok(a, mma_b32_work_bytes(a), "the b32 X and partial sums", why);
+  Geo g;
+  return supports(a, why, g);
 }
 
 bool mma_b32_preferred(const Args& a) {
@@ -220,8 +227,8 @@ bool mma_b32_preferred(const Args& a) {
 
 tc_status_t launch_mma_b32(const Args& a, void* stream) {
   std::string why;
-  if (!mma_b32_supports(a, why)) return TC_ERROR_NOT_SUPPORTED;
-  const Geo g = geometry(a, cap_of(a));
+  Geo g;
+  if (!supports(a, why, g)) return TC_ERROR_NOT_SUPPORTED;
   auto s = static_cast<cudaStream_t>(stream);
   return a.w_dtype == TC_DTYPE_Q4_0 ? launch_fmt<kQ4_0>(a, g, s) : launch_fmt<kQ4_K>(a, g, s);
 }
