@@ -120,18 +120,7 @@ __device__ __forceinline__ void consume(uint8_t* xs, uint8_t* ws, const uint8_t*
     __half2 sc[2][2][2], nm[2][2][2];  // Q4_K: [sub-step][row g / g + 8][low / high nibble]
     if constexpr (FMT == kQ4_K && C::SCALES) {
       mbar_wait(&sfull[stage], (kb / kStages) & 1);
-      const uint4* sp = reinterpret_cast<const uint4*>(ss + stage * C::kScaleSlot + row * 32);
-#pragma unroll
-      for (int r = 0; r < 2; ++r) {
-#pragma unroll
-        for (int s = 0; s < 2; ++s) {
-          const uint4 v = sp[16 * r + s];  // row + 8 r: 8 r rows of 32 bytes further
-          sc[s][r][0] = *reinterpret_cast<const __half2*>(&v.x);
-          sc[s][r][1] = *reinterpret_cast<const __half2*>(&v.y);
-          nm[s][r][0] = *reinterpret_cast<const __half2*>(&v.z);
-          nm[s][r][1] = *reinterpret_cast<const __half2*>(&v.w);
-        }
-      }
+      load_q4k_scale_slot(ss + stage * C::kScaleSlot + row * 32, sc, nm);
     } else if constexpr (FMT == kQ4_K) {
 #pragma unroll
       for (int r = 0; r < 2; ++r) {
@@ -147,13 +136,7 @@ __device__ __forceinline__ void consume(uint8_t* xs, uint8_t* ws, const uint8_t*
 #pragma unroll
     for (int s = 0; s < 2; ++s) {
       Q4Raw raw[2];  // shared-memory loads first: their latency overlaps the wait below
-      if constexpr (FMT == kQ4_0) {
-        raw[0] = load_q4_0(wrow + 18 * (2 * s), kWBox, c);
-        raw[1] = load_q4_0(wrow + 18 * (2 * s + 1), kWBox, c);
-      } else {
-        raw[0] = load_q4_k(wrow + 32 * s, kWBox, c);
-        raw[1] = load_q4_k(wrow + 32 * s + 16, kWBox, c);
-      }
+      load_q4_substep<FMT == kQ4_K>(wrow, s, kWBox, c, raw);
       wgmma_wait<1>();  // the group that read frag[s] (two sub-steps ago) has finished
       if (s == 1 && kb > 0 && t % 32 == 0) {  // stage kb - 1 is free, here and in the peer
         mbar_arrive(&empty[(kb + kStages - 1) % kStages]);

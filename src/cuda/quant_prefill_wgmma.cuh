@@ -84,6 +84,40 @@ __device__ __forceinline__ Q4Raw load_q4_k(const uint8_t* q0, int stride, int c)
   return raw;
 }
 
+// Sub-step s (64 k) of a stage, the thread's W row at `wrow` (rows `stride` bytes apart): two
+// Q4_0 blocks (Q4K false) or the two 16-byte runs of a 32-byte Q4_K qs chunk. The fused
+// prefill and the batched decode consumers issue these before their wgmma wait.
+template <bool Q4K>
+__device__ __forceinline__ void load_q4_substep(const uint8_t* wrow, int s, int stride, int c,
+                                                Q4Raw (&raw)[2]) {
+  if constexpr (Q4K) {
+    raw[0] = load_q4_k(wrow + 32 * s, stride, c);
+    raw[1] = load_q4_k(wrow + 32 * s + 16, stride, c);
+  } else {
+    raw[0] = load_q4_0(wrow + 18 * (2 * s), stride, c);
+    raw[1] = load_q4_0(wrow + 18 * (2 * s + 1), stride, c);
+  }
+}
+
+// Q4_K: a stage's f16 scales and negated mins of the thread's rows g and g + 8, for both
+// sub-steps, from the scale slot the helper warps filled (32 bytes a row: per sub-step
+// {s lo, s hi, -m lo, -m hi}; `row` points at row g's).
+__device__ __forceinline__ void load_q4k_scale_slot(const uint8_t* row, __half2 (&sc)[2][2][2],
+                                                    __half2 (&nm)[2][2][2]) {
+  const uint4* sp = reinterpret_cast<const uint4*>(row);
+#pragma unroll
+  for (int r = 0; r < 2; ++r) {
+#pragma unroll
+    for (int s = 0; s < 2; ++s) {
+      const uint4 v = sp[16 * r + s];  // row + 8 r: 8 r rows of 32 bytes further
+      sc[s][r][0] = *reinterpret_cast<const __half2*>(&v.x);
+      sc[s][r][1] = *reinterpret_cast<const __half2*>(&v.y);
+      nm[s][r][0] = *reinterpret_cast<const __half2*>(&v.z);
+      nm[s][r][1] = *reinterpret_cast<const __half2*>(&v.w);
+    }
+  }
+}
+
 // Q4_0: the A fragments of a block's two k16 steps (low nibbles: k 0-15, high: 16-31).
 // (q - 8) * d in half arithmetic: the subtraction is exact and the product rounds once, so
 // the values equal the f32 dequantization rounded to f16.
