@@ -36,6 +36,9 @@ using cuda::WgmmaArgs;
 using cuda::WgmmaMaps;
 
 constexpr int32_t kPoison = 0x7f7f7f7f;
+// Poisoned C rows after the last batch's block: a store past row M (or past the last batch)
+// lands there and is caught by check().
+constexpr int64_t kGuardRows = 128;
 
 // TC_S8_PINGPONG for one scope (the knob is read at every launch); unset afterwards.
 struct Knob {
@@ -88,7 +91,7 @@ void make_problem(Problem& p, const Case& c, std::mt19937_64& rng, int bn) {
   p.b.assign(size_t(bb) * c.N * p.lda, 0);
   for (auto* v : {&p.a, &p.b})
     for (auto& x : *v) x = int8_t(int(rng() % 256) - 128);
-  p.c0.assign(size_t(c.batch) * c.M * p.ldc, kPoison);
+  p.c0.assign(size_t(c.batch * c.M + kGuardRows) * p.ldc, kPoison);
   if (c.beta)
     for (int64_t b = 0; b < c.batch; ++b)
       for (int64_t i = 0; i < c.M; ++i)
@@ -159,6 +162,10 @@ void check(const Problem& p, const std::vector<int32_t>& out, const std::string&
       }
     }
   }
+  for (size_t e = size_t(c.batch * c.M * p.ldc); e < out.size(); ++e)
+    if (out[e] != kPoison && bad++ < 3)
+      ADD_FAILURE() << what << ": guard element " << e - size_t(c.batch * c.M * p.ldc)
+                    << " after C was written (" << out[e] << ")";
   EXPECT_EQ(bad, 0) << what;
 }
 
