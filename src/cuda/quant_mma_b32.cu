@@ -106,14 +106,15 @@ size_t cap_of(const Args& a) {
   return a.work_bytes > 0 ? a.work_bytes : std::numeric_limits<size_t>::max();
 }
 
-// W as a 2-D byte tensor [N][row bytes] read in unswizzled boxes of 80 bytes x `rows` rows
-// (out-of-range bytes and rows read as zero): the prefill kernel's map with a taller box.
-bool encode_w(TmaMap* map, const void* w, size_t row_bytes, int n, uint32_t rows) {
+// W as a 2-D byte tensor [N][row bytes] read in unswizzled boxes of `box` bytes (80: Q4_0 /
+// Q4_K, 144: Q8_0) x `rows` rows (out-of-range bytes and rows read as zero): the prefill
+// kernel's map with a taller box.
+bool encode_w(TmaMap* map, const void* w, size_t row_bytes, int n, uint32_t box, uint32_t rows) {
   auto enc = tma_encoder();
   if (!enc || !tma_pitch_ok(row_bytes) || !tma_base_ok(w)) return false;
   cuuint64_t dims[3] = {row_bytes, cuuint64_t(n), 1};
   cuuint64_t strides[2] = {row_bytes, row_bytes * cuuint64_t(n)};
-  cuuint32_t boxes[3] = {uint32_t(b32::kWBox), rows, 1};
+  cuuint32_t boxes[3] = {box, rows, 1};
   cuuint32_t estr[3] = {1, 1, 1};
   return enc(reinterpret_cast<CUtensorMap*>(map), CU_TENSOR_MAP_DATA_TYPE_UINT8, 3,
              const_cast<void*>(w), dims, strides, boxes, estr, CU_TENSOR_MAP_INTERLEAVE_NONE,
@@ -148,27 +149,24 @@ tc_status_t launch_cfg(const Args& a, const Geo& g, cudaStream_t s) {
   std::memset(&map_x, 0, sizeof map_x);  // not read with g.xin
   if ((!g.xin && !tma_encode_3d(&map_x, a.work, 2, uint64_t(a.K), uint64_t(a.M), 1,
                                 uint64_t(a.K) * 2, 0, 64, C::NX)) ||
-      !encode_w(&map_w, a.w, w_row_bytes(a), a.N, C::kRows))
+      !encode_w(&map_w, a.w, w_row_bytes(a), a.N, C::kWBox, C::kRows))
     return TC_ERROR_NOT_SUPPORTED;
   const auto kernel = b32::mma_b32_kernel<C>;
   const tc_status_t st = allow_smem(reinterpret_cast<const void*>(kernel), C::kSmem);
   if (st != TC_SUCCESS) return st;
   uint8_t* work = static_cast<uint8_t*>(a.work);
-  // The K-split fixup loads 16 bytes of 8 splits a round (Params::vec_fixup); A/B:
-  // TC_QUANT_B32_FIXUP=elem, one element and its splits a round (the same adds, the same bits).
+  // The K-split fixup keeps 16 16-byte loads a thread in flight (Params::fixup); A/B:
+  // TC_QUANT_B32_FIXUP=vec8 (8 a round, c79865c) / elem (one element and its splits a round):
+  // the same adds in the same order, the same bits.
   const char* fix = std::getenv("TC_QUANT_B32_FIXUP");
-  b32::Params p{a.M,
-                a.N,
-                a.K,
-                g.tiles,
-                g.splits,
-                g.per,
-                !(fix && std::strcmp(fix, "elem") == 0),
-                g.xin,
-                static_cast<const float*>(a.x),
-                a.y,
-                nullptr,
-                nullptr,
+  const int fixup = !fix                            ? b32::kFixupWide
+                    : std::strcmp(fix, "elem") == 0 ? b32::kFixupElem
+                    : std::strcmp(fix, "vec8") == 0 ? b32::kFixupVec8
+                                                    : b32::kFixupWide;
+  b32::Params p{a.M,         a.N,      a.K,
+                g.tiles,     g.splits, g.per,
+                fixup,       g.xin,    static_cast<const float*>(a.x),
+                a.y,         nullptr,  nullptr,
                 next_token()};
   if (g.splits > 1) {
     p.cnt = reinterpret_cast<unsigned long long*>(work + g.x_bytes);
@@ -199,9 +197,17 @@ tc_status_t launch_fmt(const Args& a, const Geo& g, cudaStream_t s) {
 bool supports(const Args& a, std::string& why, Geo& g) {
   if (const char* v = std::getenv("TC_QUANT_B32"); v && std::strcmp(v, "0") == 0)
     return (why = "TC_QUANT_B32=0", false);
-  // sm_90, Q4_0 / Q4_K, X f32, K % 256 == 0, W 16-byte aligned, a TMA encoder: the fused
-  // prefill kernel's conditions, whose decoders and W boxes this kernel shares.
-  if (!prefill_q4_wgmma_supports(a, why) || !bulk_mma_problem_ok(a, why)) return false;
+  // sm_90, Q4_0 / Q4_K / Q8_0, X f32, K % 256 == 0, W 16-byte aligned, a TMA encoder: the
+  // fused prefill kernel's conditions (whose Q4 decoders and W boxes this kernel shares), asked
+  // as Q4_0 for Q8_0 (its rows are whole 16-byte lines at K % 256 == 0 too).
+  Args q = a;
+  if (a.w_dtype == TC_DTYPE_Q8_0) {
+    // TC_QUANT_B32_Q8=0 (A/B): Q8_0 M > 8 back to the int8 MMA kernel (quant_mma_bulk.cu).
+    if (const char* v = std::getenv("TC_QUANT_B32_Q8"); v && std::strcmp(v, "0") == 0)
+      return (why = "TC_QUANT_B32_Q8=0", false);
+    q.w_dtype = TC_DTYPE_Q4_0;
+  }
+  if (!prefill_q4_wgmma_supports(q, why) || !bulk_mma_problem_ok(a, why)) return false;
   if (a.N < 1) return (why = "N < 1", false);
   g = geometry(a, cap_of(a));  // M is 1..32 here
   return bulk_mma_buffers_ok(a, a.K >= 256 ? g.work : 0, "the b32 X and partial sums", why);
@@ -230,6 +236,7 @@ tc_status_t launch_mma_b32(const Args& a, void* stream) {
   Geo g;
   if (!supports(a, why, g)) return TC_ERROR_NOT_SUPPORTED;
   auto s = static_cast<cudaStream_t>(stream);
+  if (a.w_dtype == TC_DTYPE_Q8_0) return launch_fmt<kQ8_0>(a, g, s);
   return a.w_dtype == TC_DTYPE_Q4_0 ? launch_fmt<kQ4_0>(a, g, s) : launch_fmt<kQ4_K>(a, g, s);
 }
 

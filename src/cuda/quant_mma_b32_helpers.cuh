@@ -26,8 +26,7 @@ namespace tc::cuda::quant::b32 {
 
 using namespace tc::tile;
 
-constexpr int kBK = 128;   // k per stage
-constexpr int kWBox = 80;  // bytes of a W row per stage (the prefill kernel's box; Cfg there)
+constexpr int kBK = 128;  // k per stage
 
 __device__ __forceinline__ uint32_t h2(float a, float b) {
   const __half2 v = __floats2half2_rn(a, b);
@@ -84,7 +83,7 @@ __device__ __forceinline__ void helpers(const Params& P, uint8_t* xs, const uint
       for (int row = h; row < C::kRows; row += NH) {
         alignas(16) uint8_t hb[16];
         *reinterpret_cast<uint4*>(hb) =
-            *reinterpret_cast<const uint4*>(ws + slot * C::kWSlot + row * kWBox);
+            *reinterpret_cast<const uint4*>(ws + slot * C::kWSlot + row * C::kWBox);
         q4k_slot_row<0>(hb, ss + slot * C::kScaleSlot + row * 32);
         q4k_slot_row<1>(hb, ss + ((kb + 1) % S) * C::kScaleSlot + row * 32);
       }

@@ -31,8 +31,11 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <type_traits>
 
+#include "cuda/quant_mma_b32_fixup.cuh"
 #include "cuda/quant_mma_b32_helpers.cuh"
+#include "cuda/quant_mma_b32_q8.cuh"
 #include "cuda/quant_mma_b32_wgmma.cuh"
 #include "cuda/quant_prefill_wgmma.cuh"
 #include "cuda/tile/grid_dep.cuh"
@@ -47,6 +50,9 @@ struct Cfg {
   static constexpr int FMT = FMT_, NW = NW_, NX = NX_;
   static constexpr int kRows = 64 * NW, kThreads = 128 * (NW + 1);
   static constexpr int kXHalf = NX * 128, kXStage = 2 * kXHalf;  // two {64 k, NX rows} boxes
+  // Bytes of a W row per stage: Q4_0 / Q4_K the prefill kernel's 80-byte box, Q8_0 144
+  // (quant_mma_b32_q8.cuh).
+  static constexpr int kWBox = FMT == kQ8_0 ? 144 : 80;
   static constexpr int kWSlot = kRows * kWBox;
   // Q4_K: per stage, row and k64 sub-step {s lo, s hi, -m lo, -m hi} (half2), by the helpers.
   static constexpr int kScaleSlot = FMT == kQ4_K ? kRows * 32 : 0;
@@ -73,10 +79,9 @@ constexpr int kMaxSplits = 16;
 struct Params {
   int M, N, K;
   int tiles, splits, per;  // W tiles, K splits (<= kMaxSplits), stages per split (even)
-  // The last CTA's sums: 16-byte loads of 8 splits before the adds (the default; H200 22:38 UTC:
-  // the 7B step at batch 32 3.40 -> 2.82 ms, Q4_0) instead of one element (and up to 16
-  // dependent-latency loads) a round (TC_QUANT_B32_FIXUP=elem, A/B; the same bits).
-  bool vec_fixup;
+  // How the last CTA of a tile loads the partials (quant_mma_b32_fixup.cuh; every form adds in
+  // split order: the same bits).
+  int fixup;
   // X converted from f32 by the helper warps (where a CTA has <= 4 stages; quant_mma_b32.cu)
   // instead of copied by TMA from the convert kernel's f16.
   bool xin;
@@ -127,8 +132,10 @@ __device__ __forceinline__ void consume(uint8_t* xs, uint8_t* ws, const uint8_t*
     const int stage = kb % S, kg = kb0 + kb;
     mbar_wait(&full[stage], (kb / S) & 1);
     if (xin) mbar_wait(&xfull[stage], (kb / S) & 1);
-    const uint8_t* wrow =
-        ws + stage * C::kWSlot + row * kWBox + (FMT == kQ4_0 ? (72 * kg) % 16 : 16);
+    // Where the stage begins in its W box: Q4_0 / Q8_0 boxes start at 72 kg / 136 kg rounded
+    // down to 16 bytes, Q4_K's at a block's start or its byte 64 (qs from byte 16 of the box).
+    const int w0 = FMT == kQ4_0 ? (72 * kg) % 16 : FMT == kQ8_0 ? (136 * kg) % 16 : 16;
+    const uint8_t* wrow = ws + stage * C::kWSlot + row * C::kWBox + w0;
     // The stage's B descriptor; the sub-steps' and k16 steps' offsets are added to its address
     // field (bits 0-13, in 16-byte units: shared addresses < 256 KB cannot carry out of it).
     // Built per wgmma with make_smem_desc_sw128, it cost ~6 uniform instructions each.
@@ -140,13 +147,21 @@ __device__ __forceinline__ void consume(uint8_t* xs, uint8_t* ws, const uint8_t*
     }
 #pragma unroll
     for (int s = 0; s < 2; ++s) {
-      Q4Raw raw[2];  // shared-memory loads first: their latency overlaps the wait below
-      load_q4_substep<FMT == kQ4_K>(wrow, s, kWBox, c, raw);
+      // Shared-memory loads first: their latency overlaps the wait below.
+      using Raw = std::conditional_t<FMT == kQ8_0, Q8Raw, Q4Raw>;
+      Raw raw[2];
+      if constexpr (FMT == kQ8_0)
+        load_q8_substep(wrow, s, C::kWBox, c, raw);
+      else
+        load_q4_substep<FMT == kQ4_K>(wrow, s, C::kWBox, c, raw);
       wgmma_wait<1>();  // the group that read frag[s] (two sub-steps ago) has finished
       if (s == 1 && kb > 0 && t % 32 == 0) mbar_arrive(&empty[(kb + S - 1) % S]);
       if constexpr (FMT == kQ4_0) {
         q4_0_frags_hi16(raw[0], frag[s][0], frag[s][1]);
         q4_0_frags_hi16(raw[1], frag[s][2], frag[s][3]);
+      } else if constexpr (FMT == kQ8_0) {
+        q8_0_frags(raw[0], frag[s][0], frag[s][1]);
+        q8_0_frags(raw[1], frag[s][2], frag[s][3]);
       } else {
         q4_k_frags(raw[0], sc[s], nm[s], frag[s][0], frag[s][2]);
         q4_k_frags(raw[1], sc[s], nm[s], frag[s][1], frag[s][3]);
@@ -204,41 +219,14 @@ __device__ __forceinline__ void finish(const Params& P, const float (&d)[C::NX /
   const int rows = min(C::kRows, P.N - n0), mm = min(P.M, C::NX);
   const size_t sstride = size_t(P.tiles) * C::NX * C::kRows;
   const float* p0 = P.part + size_t(tile) * C::NX * C::kRows;
-  if (P.vec_fixup) {  // 16-byte loads of every split first, then the sums in split order
-    for (int i = threadIdx.x; i < mm * C::kRows / 4; i += C::kThreads) {
-      float4 a = make_float4(0.f, 0.f, 0.f, 0.f);
-      for (int s0 = 0; s0 < P.splits; s0 += 8) {  // 8 loads in flight (more spilled)
-        float4 v[8];
-#pragma unroll
-        for (int j = 0; j < 8; ++j)
-          if (s0 + j < P.splits)
-            v[j] = __ldcg(reinterpret_cast<const float4*>(p0 + (s0 + j) * sstride) + i);
-#pragma unroll
-        for (int j = 0; j < 8; ++j) {
-          if (s0 + j < P.splits) {  // the scalar path's order: ((p0 + p1) + p2) + ...
-            a.x = s0 + j == 0 ? v[j].x : a.x + v[j].x;
-            a.y = s0 + j == 0 ? v[j].y : a.y + v[j].y;
-            a.z = s0 + j == 0 ? v[j].z : a.z + v[j].z;
-            a.w = s0 + j == 0 ? v[j].w : a.w + v[j].w;
-          }
-        }
-      }
-      const int m = 4 * i / C::kRows, n = 4 * i % C::kRows;
-      float* yr = P.y + size_t(m) * P.N + n0 + n;
-      const float av[4] = {a.x, a.y, a.z, a.w};
-#pragma unroll
-      for (int j = 0; j < 4; ++j)
-        if (n + j < rows) yr[j] = av[j];
-    }
-    if (threadIdx.x == 0) P.cnt[tile] = 0;
-    return;
-  }
-  for (int i = threadIdx.x; i < mm * C::kRows; i += C::kThreads) {
-    const int m = i / C::kRows, n = i % C::kRows;
-    if (n >= rows) continue;
-    float v = __ldcg(p0 + i);
-    for (int sp = 1; sp < P.splits; ++sp) v += __ldcg(p0 + sp * sstride + i);
-    P.y[size_t(m) * P.N + n0 + n] = v;
+  if (P.fixup == kFixupElem) {
+    fixup_elem<C>(P, p0, sstride, mm, rows, n0);
+  } else if (P.fixup == kFixupVec8) {
+    fixup_vec<C, 1, 8>(P, p0, sstride, mm, rows, n0);
+  } else if (P.splits <= 3) {  // up to 12 loads in flight a thread: 4 items x 3 splits
+    fixup_vec<C, 4, 3>(P, p0, sstride, mm, rows, n0);
+  } else {  // 16: 2 items x 8 splits (4 x 4 spilled at 96 registers)
+    fixup_vec<C, 2, 8>(P, p0, sstride, mm, rows, n0);
   }
   if (threadIdx.x == 0) P.cnt[tile] = 0;  // ready for the next launch on this workspace
 }
@@ -288,6 +276,8 @@ __global__ void __launch_bounds__(C::kThreads, 1)
       uint8_t* wd = ws + (kb % S) * C::kWSlot;
       if constexpr (FMT == kQ4_0)  // the stage's 4 blocks: 72 bytes at 72 kg
         tma_load_3d(wd, &map_w, &full[kb % S], 72 * kg / 16 * 16, n0, 0);
+      else if constexpr (FMT == kQ8_0)  // 136 bytes at 136 kg
+        tma_load_3d(wd, &map_w, &full[kb % S], 136 * kg / 16 * 16, n0, 0);
       else  // block kg / 2: from its start (header, qs 0..63) or its byte 64 (qs 64..127)
         tma_load_3d(wd, &map_w, &full[kb % S], 144 * (kg / 2) + 64 * (kg & 1), n0, 0);
     };

@@ -212,11 +212,13 @@ bool mma_f16_fits(const tc::quant::MatmulProblem& p, std::string& why) {
 
 // M 3..32 where 8-bit activations are allowed: the f16 MMA (X rounded to f16, weights
 // dequantized once to f16 per tile), ahead of the int8 MMA, which serves where the f16 one
-// measured slower (Q8_0, M > 8: mma_f16_preferred) and where it declines.
+// measured slower (Q8_0, M > 8: mma_f16_preferred) unless the b32 wgmma kernel takes it, and
+// where it declines.
 bool mma_f16_can_run(const tc::quant::MatmulProblem& p, std::string& why) {
   if (!on_cuda(p, why)) return false;
   if (!p.d.quantize_activations) return (why = "activations must stay f32", false);
-  if (!kq::mma_f16_preferred(args(p))) return (why = "Q8_0, M > 8: the int8 MMA row", false);
+  if (!kq::mma_f16_preferred(args(p)) && !use_b32(p))
+    return (why = "Q8_0, M > 8: the int8 MMA row", false);
   std::string ignored;
   if (p.d.M <= kGemvBulkMaxM && kq::gemv_bulk_supports(args(p), ignored))
     return (why = "M <= 2: the bulk GEMV row", false);

@@ -1,15 +1,15 @@
 // The batched decode wgmma kernel (launch_mma_b32, src/cuda/quant_mma_b32.cu) on its own,
 // against float64 of the dequantized weights, Y poisoned (NaN) and the workspace filled with
-// different garbage before every launch (the K-split arrival words are never zeroed): Q4_0 and
-// Q4_K, every M 9..32 (and a few M <= 8; 33 is refused), odd N (partial 256-row tiles), K from
-// one Q4_K block to 11008 (86 stages: splits of unequal length), in each knob form (the chosen
-// K split, 3 forced splits, 2 consumer warpgroups, the per-element fixup with the chosen and 5
-// splits, X converted by the kernel's helper warps or by the convert kernel everywhere: those
-// at the chosen split give the same bits as the default); launched twice back to back, the second
-// under PDL: the same bits. Bound 1e-3: X and the dequantized weights are rounded to f16 (~3e-4
-// expected), the f16 MMA rows' bound; a wrong fragment, swizzle or split gives errors of order 1.
-// TC_QUANT_B32_TIMING=1 adds the timing against the older f16 MMA kernel (TimingAgainstF16Mma,
-// skipped otherwise). Skips without a CUDA device.
+// different garbage before every launch (the K-split arrival words are never zeroed): Q4_0,
+// Q4_K and Q8_0, every M 9..32 (and a few M <= 8; 33 is refused), odd N (partial 256-row
+// tiles), K from one Q4_K block to 11008 (86 stages: splits of unequal length), in each knob
+// form (the chosen K split, 3 forced splits, 2 consumer warpgroups, the per-element and the
+// 8-loads fixup, the per-element one with 5 splits, X converted by the kernel's helper warps or
+// by the convert kernel everywhere: those at the chosen split give the same bits as the
+// default); launched twice back to back, the second under PDL: the same bits. Bound 1e-3: X and the
+// dequantized weights are rounded to f16 (~3e-4 expected), the f16 MMA rows' bound; a wrong
+// fragment, swizzle or split gives errors of order 1. TC_QUANT_B32_TIMING=1 adds the timing against
+// the older f16 MMA kernel (TimingAgainstF16Mma, skipped otherwise). Skips without a CUDA device.
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
@@ -31,7 +31,7 @@ namespace kq = tc::cuda::quant;
 
 std::vector<LaunchCase> cases() {
   std::vector<LaunchCase> out;
-  for (tc_dtype_t w : {TC_DTYPE_Q4_0, TC_DTYPE_Q4_K}) {
+  for (tc_dtype_t w : {TC_DTYPE_Q4_0, TC_DTYPE_Q4_K, TC_DTYPE_Q8_0}) {
     for (int M = 9; M <= 32; ++M) out.push_back({w, M, M % 2 ? 131 : 67, M % 3 ? 512 : 1280});
     out.push_back({w, 1, 300, 256});      // one Q4_K block, N past one 256-row tile
     out.push_back({w, 8, 257, 768});      // M <= 8: n16, 6 stages
@@ -74,9 +74,9 @@ TEST(QuantCudaB32, MatchesFloat64) {
     // round X as the convert kernel does, so those forms (and the default's choice of either)
     // give the same bits.
     std::vector<float> chosen;
-    for (const Form f :
-         {Form{"", "", "", ""}, Form{"3", "", "", ""}, Form{"", "2", "", ""},
-          Form{"", "", "elem", ""}, Form{"5", "", "elem", ""}, Form{"", "", "", "helpers"}}) {
+    for (const Form f : {Form{"", "", "", ""}, Form{"3", "", "", ""}, Form{"", "2", "", ""},
+                         Form{"", "", "elem", ""}, Form{"", "", "vec8", ""},
+                         Form{"5", "", "elem", ""}, Form{"", "", "", "helpers"}}) {
       set_knob("TC_QUANT_B32_SPLITS", f.splits);
       set_knob("TC_QUANT_B32_WG", f.wg);
       set_knob("TC_QUANT_B32_FIXUP", f.fixup);
@@ -131,10 +131,11 @@ TEST(QuantCudaB32, MatchesFloat64) {
   EXPECT_EQ(ran, int(cases().size()));
 }
 
-// The public call routes M 9..32 (Q4_0 / Q4_K, 8-bit-class activations allowed) to this kernel
-// (TC_QUANT_B32_OLD_BELOW=0: wherever it runs), and back to the older f16 MMA kernel with
-// TC_QUANT_B32=0 or at M <= 16 where N * K is at or below TC_QUANT_B32_OLD_BELOW (by default
-// nowhere); M 3..8 stays there.
+// The public call routes M 9..32 (Q4_0 / Q4_K / Q8_0, 8-bit-class activations allowed) to this
+// kernel (TC_QUANT_B32_OLD_BELOW=0: wherever it runs), and back to the older f16 MMA kernel
+// (Q8_0: the int8 MMA) with TC_QUANT_B32=0 or at M <= 16 where N * K is at or below
+// TC_QUANT_B32_OLD_BELOW (by default nowhere); TC_QUANT_B32_Q8=0 sends Q8_0 back alone; M 3..8
+// stays on the f16 MMA.
 TEST(QuantCudaB32, PublicCallRouting) {
   if (!tc_device_available(TC_DEVICE_CUDA)) GTEST_SKIP() << "no CUDA device";
   Context ctx;
@@ -142,11 +143,12 @@ TEST(QuantCudaB32, PublicCallRouting) {
   struct Want {
     tc_dtype_t w, x;
     int M;
-    const char *knob, *below, *row;
+    const char *knob, *below, *row, *q8 = "";
   };
   uint32_t seed = 9700;
   const char* b32 = "cuda_mma_b32_f16_wgmma";
   const char* old = "cuda_mma_bulk_f16_hmma";
+  const char* i8 = "cuda_mma_bulk_q8_i8mma";
   for (const Want c : {Want{TC_DTYPE_Q4_0, TC_DTYPE_F32, 9, "", "0", b32},
                        Want{TC_DTYPE_Q4_K, TC_DTYPE_F32, 32, "", "0", b32},
                        Want{TC_DTYPE_Q4_0, TC_DTYPE_F32, 21, "", "0", b32},
@@ -155,9 +157,16 @@ TEST(QuantCudaB32, PublicCallRouting) {
                        Want{TC_DTYPE_Q4_0, TC_DTYPE_F32, 13, "", "311808", old},  // 203 x 1536
                        Want{TC_DTYPE_Q4_K, TC_DTYPE_F32, 16, "", "", b32},
                        Want{TC_DTYPE_Q4_K, TC_DTYPE_F32, 13, "", "311807", b32},
-                       Want{TC_DTYPE_Q4_0, TC_DTYPE_F32, 17, "", "", b32}}) {
+                       Want{TC_DTYPE_Q4_0, TC_DTYPE_F32, 17, "", "", b32},
+                       Want{TC_DTYPE_Q8_0, TC_DTYPE_F32, 9, "", "", b32},
+                       Want{TC_DTYPE_Q8_0, TC_DTYPE_F32, 32, "", "", b32},
+                       Want{TC_DTYPE_Q8_0, TC_DTYPE_F32, 8, "", "", old},
+                       Want{TC_DTYPE_Q8_0, TC_DTYPE_F32, 24, "0", "", i8},
+                       Want{TC_DTYPE_Q8_0, TC_DTYPE_F32, 31, "", "", i8, "0"},
+                       Want{TC_DTYPE_Q4_0, TC_DTYPE_F32, 31, "", "", b32, "0"}}) {
     set_knob("TC_QUANT_B32", c.knob);
     set_knob("TC_QUANT_B32_OLD_BELOW", c.below);
+    set_knob("TC_QUANT_B32_Q8", c.q8);
     const int N = 203, K = 1536;
     const Weights wt = make_weights(c.w, N, K, seed++);
     const Activations a = make_activations(c.x, c.M, K, seed++);
@@ -166,11 +175,13 @@ TEST(QuantCudaB32, PublicCallRouting) {
     const tc_quant_matmul_desc d{c.M, N, K, c.w, c.x, TC_DTYPE_F32, true, 1.0f};
     ASSERT_EQ(run_api(ctx.ctx, d, wt, a, tc_gemm_quantized, &y), TC_SUCCESS)
         << tc_last_error_message();
-    EXPECT_EQ(std::string(tc_last_instance()), c.row) << "M=" << c.M << " knob=" << c.knob;
+    EXPECT_EQ(std::string(tc_last_instance()), c.row)
+        << "w=" << c.w << " M=" << c.M << " knob=" << c.knob << " q8=" << c.q8;
     EXPECT_LE(rms_scaled(y, ref), 1e-3) << tc_last_instance() << " M=" << c.M;
   }
   set_knob("TC_QUANT_B32", "");
   set_knob("TC_QUANT_B32_OLD_BELOW", "");
+  set_knob("TC_QUANT_B32_Q8", "");
 }
 
 // What the kernel does not serve is refused with a reason, before anything is queued.
@@ -191,8 +202,16 @@ TEST(QuantCudaB32, RefusesWhatItCannotServe) {
   b.M = 33;
   EXPECT_FALSE(kq::mma_b32_supports(b, why));
   b = a;
-  b.w_dtype = TC_DTYPE_Q8_0;
+  b.w_dtype = TC_DTYPE_Q6_K;
   EXPECT_FALSE(kq::mma_b32_supports(b, why));
+  b.w_dtype = TC_DTYPE_Q8_0;  // served; TC_QUANT_B32_Q8=0 sends it back to the int8 MMA
+  b.work_bytes = kq::mma_b32_work_bytes(b);
+  EXPECT_TRUE(kq::mma_b32_supports(b, why)) << why;
+  setenv("TC_QUANT_B32_Q8", "0", 1);
+  EXPECT_FALSE(kq::mma_b32_supports(b, why));
+  EXPECT_EQ(why, "TC_QUANT_B32_Q8=0");
+  EXPECT_TRUE(kq::mma_b32_supports(a, why)) << why;  // Q4_0 still served
+  unsetenv("TC_QUANT_B32_Q8");
   b = a;
   b.K = 4000;  // rows not whole TMA lines
   EXPECT_FALSE(kq::mma_b32_supports(b, why));
@@ -239,9 +258,9 @@ double time_us(cudaStream_t st, F launch) {
   return t[t.size() / 2];
 }
 
-// TC_QUANT_B32_TIMING=1: this kernel against the f16 MMA kernel it replaces at M > 8, both
-// under PDL as in the decode step, weights rotated through >= 256 MB (the stream shape: one
-// 302-570 MB matrix). Prints; asserts only that both launch.
+// TC_QUANT_B32_TIMING=1: this kernel against the kernel it replaces at M > 8 (the f16 MMA; for
+// Q8_0 the int8 MMA), both under PDL as in the decode step, weights rotated through >= 256 MB
+// (the stream shape: one 302-570 MB matrix). Prints; asserts only that both launch.
 TEST(QuantCudaB32, TimingAgainstF16Mma) {
   if (!tc_device_available(TC_DEVICE_CUDA)) GTEST_SKIP() << "no CUDA device";
   if (!std::getenv("TC_QUANT_B32_TIMING")) GTEST_SKIP() << "TC_QUANT_B32_TIMING not set";
@@ -253,7 +272,8 @@ TEST(QuantCudaB32, TimingAgainstF16Mma) {
     const char* label;
     int N, K;
   };
-  for (tc_dtype_t f : {TC_DTYPE_Q4_0, TC_DTYPE_Q4_K}) {
+  for (tc_dtype_t f : {TC_DTYPE_Q4_0, TC_DTYPE_Q4_K, TC_DTYPE_Q8_0}) {
+    const bool q8 = f == TC_DTYPE_Q8_0;
     for (const Shape sh :
          {Shape{"rotated 14336x4096", 14336, 4096}, Shape{"rotated 4096x4096", 4096, 4096},
           Shape{"rotated 4096x11008", 4096, 11008}, Shape{"stream 131072x4096", 131072, 4096}}) {
@@ -264,7 +284,8 @@ TEST(QuantCudaB32, TimingAgainstF16Mma) {
       a.N = sh.N;
       a.K = sh.K;
       a.w_dtype = f;
-      const size_t work_bytes = std::max(kq::mma_b32_work_bytes(a), kq::mma_f16_work_bytes_upto(a));
+      const size_t work_bytes = std::max({kq::mma_b32_work_bytes(a), kq::mma_f16_work_bytes_upto(a),
+                                          q8 ? kq::mma_bulk_work_bytes(a) : size_t(0)});
       DevMem w(bytes * copies), x(size_t(32) * sh.K * 4), y(size_t(32) * sh.N * 4),
           work(work_bytes);
       ASSERT_EQ(kq::launch_fill_random_blocks(f, w.p, int64_t(sh.N) * int64_t(copies), sh.K, 3, st),
@@ -277,27 +298,31 @@ TEST(QuantCudaB32, TimingAgainstF16Mma) {
       a.pdl = true;
       for (int M : {16, 32}) {
         a.M = M;
-        // b32; X always by its helper warps / always by the convert kernel
-        // (TC_QUANT_B32_XCONV=helpers / kernel); the convert kernel and the per-element fixup
-        // (the 9a93828 form); the f16 MMA.
+        // b32; its 8-loads fixup (TC_QUANT_B32_FIXUP=vec8, the c79865c form); X always by its
+        // helper warps / always by the convert kernel (TC_QUANT_B32_XCONV=helpers / kernel);
+        // the older kernel (f16 MMA, Q8_0 int8 MMA).
         double us[5];
         for (int k = 0; k < 5; ++k) {
-          set_knob("TC_QUANT_B32_XCONV", k == 1 ? "helpers" : k == 2 || k == 3 ? "kernel" : "");
-          set_knob("TC_QUANT_B32_FIXUP", k == 3 ? "elem" : "");
+          set_knob("TC_QUANT_B32_FIXUP", k == 1 ? "vec8" : "");
+          set_knob("TC_QUANT_B32_XCONV", k == 2 ? "helpers" : k == 3 ? "kernel" : "");
           us[k] = time_us(st, [&](int i) {
             a.w = static_cast<uint8_t*>(w.p) + bytes * (size_t(i) % copies);
-            const tc_status_t s = k < 4 ? kq::launch_mma_b32(a, st) : kq::launch_mma_f16(a, st);
+            const tc_status_t s = k < 4 ? kq::launch_mma_b32(a, st)
+                                  : q8  ? kq::launch_mma_bulk(a, st)
+                                        : kq::launch_mma_f16(a, st);
             EXPECT_EQ(s, TC_SUCCESS) << tc_last_error_message();
           });
         }
         set_knob("TC_QUANT_B32_XCONV", "");
         set_knob("TC_QUANT_B32_FIXUP", "");
         std::printf(
-            "b32 timing %s %-19s M=%2d  b32 %7.1f us (%5.0f GB/s)  xconv=helpers %7.1f  =kernel "
-            "%7.1f "
-            " +fixup=elem %7.1f  f16 mma %7.1f us (%5.0f GB/s)  %.2fx\n",
-            f == TC_DTYPE_Q4_0 ? "q4_0" : "q4_k", sh.label, M, us[0], double(bytes) / us[0] / 1e3,
-            us[1], us[2], us[3], us[4], double(bytes) / us[4] / 1e3, us[4] / us[0]);
+            "b32 timing %s %-19s M=%2d  b32 %7.1f us (%5.0f GB/s)  fixup=vec8 %7.1f  "
+            "xconv=helpers %7.1f  =kernel %7.1f  old %7.1f us (%5.0f GB/s)  %.2fx\n",
+            f == TC_DTYPE_Q4_0 ? "q4_0"
+            : q8               ? "q8_0"
+                               : "q4_k",
+            sh.label, M, us[0], double(bytes) / us[0] / 1e3, us[1], us[2], us[3], us[4],
+            double(bytes) / us[4] / 1e3, us[4] / us[0]);
         std::fflush(stdout);
       }
     }
