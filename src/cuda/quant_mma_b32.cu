@@ -143,6 +143,44 @@ unsigned long long next_token() {
   return (z >> 8) | 1;
 }
 
+// Whether the K split runs inside thread-block clusters (TC_QUANT_B32_CLUSTER=1, A/B;
+// quant_mma_b32_cluster.cuh): 2..8 splits and every cluster of the launch resident at once
+// (cudaOccupancyMaxActiveClusters, asked once per configuration, split count and device), so
+// that no tile waits for a second wave of clusters (gate+up at 3 splits would: 86 tiles against
+// ~42 resident clusters of 3).
+template <class C>
+bool cluster_fits(const Geo& g) {
+  if (g.splits < 2 || g.splits > b32::kMaxClusterSplits) return false;
+  const char* v = std::getenv("TC_QUANT_B32_CLUSTER");
+  if (!v || std::strcmp(v, "1") != 0) return false;
+  static std::atomic<int> most[8][b32::kMaxClusterSplits + 1];  // resident clusters + 1; 0: ask
+  int dev = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess) return false;
+  std::atomic<int>& known = most[dev & 7][g.splits];
+  int n = known.load(std::memory_order_relaxed);
+  if (n == 0) {
+    cudaLaunchConfig_t cfg{};
+    cfg.gridDim = dim3(unsigned(g.splits), 1, 1);
+    cfg.blockDim = dim3(C::kThreads);
+    cfg.dynamicSmemBytes = C::kSmem;
+    cudaLaunchAttribute attr{};
+    attr.id = cudaLaunchAttributeClusterDimension;
+    attr.val.clusterDim.x = unsigned(g.splits);
+    attr.val.clusterDim.y = 1;
+    attr.val.clusterDim.z = 1;
+    cfg.attrs = &attr;
+    cfg.numAttrs = 1;
+    int clusters = 0;
+    if (cudaOccupancyMaxActiveClusters(&clusters, b32::mma_b32_kernel<C>, &cfg) != cudaSuccess) {
+      (void)cudaGetLastError();
+      clusters = 0;
+    }
+    n = clusters + 1;
+    known.store(n, std::memory_order_relaxed);
+  }
+  return g.tiles <= n - 1;
+}
+
 template <class C>
 tc_status_t launch_cfg(const Args& a, const Geo& g, cudaStream_t s) {
   TmaMap map_x, map_w;
@@ -163,11 +201,10 @@ tc_status_t launch_cfg(const Args& a, const Geo& g, cudaStream_t s) {
                     : std::strcmp(fix, "elem") == 0 ? b32::kFixupElem
                     : std::strcmp(fix, "vec8") == 0 ? b32::kFixupVec8
                                                     : b32::kFixupWide;
-  b32::Params p{a.M,         a.N,      a.K,
-                g.tiles,     g.splits, g.per,
-                fixup,       g.xin,    static_cast<const float*>(a.x),
-                a.y,         nullptr,  nullptr,
-                next_token()};
+  const bool cluster = cluster_fits<C>(g);
+  b32::Params p{a.M,   a.N,     a.K,     g.tiles,     g.splits,
+                g.per, fixup,   g.xin,   cluster,     static_cast<const float*>(a.x),
+                a.y,   nullptr, nullptr, next_token()};
   if (g.splits > 1) {
     p.cnt = reinterpret_cast<unsigned long long*>(work + g.x_bytes);
     p.part = reinterpret_cast<float*>(work + g.x_bytes + g.cnt_bytes);
@@ -181,16 +218,36 @@ tc_status_t launch_cfg(const Args& a, const Geo& g, cudaStream_t s) {
     if (e != cudaSuccess) return cuda_fail(e, "quant b32 convert-X kernel launch");
     pdl = true;  // W streams in while the conversion runs
   }
-  const cudaError_t e = launch_ex(kernel, dim3(g.tiles, g.splits), dim3(C::kThreads), C::kSmem, s,
-                                  1, pdl, map_x, map_w, p);
+  const dim3 grid = cluster ? dim3(g.splits, g.tiles) : dim3(g.tiles, g.splits);
+  const cudaError_t e = launch_ex(kernel, grid, dim3(C::kThreads), C::kSmem, s,
+                                  cluster ? g.splits : 1, pdl, map_x, map_w, p);
   return e == cudaSuccess ? TC_SUCCESS : cuda_fail(e, "quant b32 wgmma kernel launch");
 }
 
-template <int FMT>
-tc_status_t launch_fmt(const Args& a, const Geo& g, cudaStream_t s) {
-  if (g.nw == 2)
-    return g.nx == 16 ? launch_cfg<Cfg<FMT, 2, 16>>(a, g, s) : launch_cfg<Cfg<FMT, 2, 32>>(a, g, s);
-  return g.nx == 16 ? launch_cfg<Cfg<FMT, 4, 16>>(a, g, s) : launch_cfg<Cfg<FMT, 4, 32>>(a, g, s);
+// F<C>(...) for the configuration of `g` (format FMT).
+template <int FMT, template <class> class F, class... T>
+auto with_cfg(const Geo& g, T&&... t) {
+  if (g.nw == 2) return g.nx == 16 ? F<Cfg<FMT, 2, 16>>::run(t...) : F<Cfg<FMT, 2, 32>>::run(t...);
+  return g.nx == 16 ? F<Cfg<FMT, 4, 16>>::run(t...) : F<Cfg<FMT, 4, 32>>::run(t...);
+}
+template <class C>
+struct Launch {
+  static tc_status_t run(const Args& a, const Geo& g, cudaStream_t s) {
+    return launch_cfg<C>(a, g, s);
+  }
+};
+template <class C>
+struct ClusterFits {
+  static bool run(const Geo& g) {
+    const auto kernel = b32::mma_b32_kernel<C>;
+    return allow_smem(reinterpret_cast<const void*>(kernel), C::kSmem) == TC_SUCCESS &&
+           cluster_fits<C>(g);
+  }
+};
+template <template <class> class F, class... T>
+auto with_fmt(const Args& a, const Geo& g, T&&... t) {
+  if (a.w_dtype == TC_DTYPE_Q8_0) return with_cfg<kQ8_0, F>(g, t...);
+  return a.w_dtype == TC_DTYPE_Q4_0 ? with_cfg<kQ4_0, F>(g, t...) : with_cfg<kQ4_K, F>(g, t...);
 }
 
 // mma_b32_supports, which leaves in `g` the geometry it checked (launch_mma_b32 uses it).
@@ -235,9 +292,13 @@ tc_status_t launch_mma_b32(const Args& a, void* stream) {
   std::string why;
   Geo g;
   if (!supports(a, why, g)) return TC_ERROR_NOT_SUPPORTED;
-  auto s = static_cast<cudaStream_t>(stream);
-  if (a.w_dtype == TC_DTYPE_Q8_0) return launch_fmt<kQ8_0>(a, g, s);
-  return a.w_dtype == TC_DTYPE_Q4_0 ? launch_fmt<kQ4_0>(a, g, s) : launch_fmt<kQ4_K>(a, g, s);
+  return with_fmt<Launch>(a, g, a, g, static_cast<cudaStream_t>(stream));
+}
+
+bool mma_b32_cluster_split(const Args& a) {
+  std::string why;
+  Geo g;
+  return supports(a, why, g) && with_fmt<ClusterFits>(a, g, g);
 }
 
 }  // namespace tc::cuda::quant

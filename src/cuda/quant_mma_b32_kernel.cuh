@@ -33,6 +33,7 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "cuda/quant_mma_b32_cluster.cuh"
 #include "cuda/quant_mma_b32_fixup.cuh"
 #include "cuda/quant_mma_b32_helpers.cuh"
 #include "cuda/quant_mma_b32_q8.cuh"
@@ -85,6 +86,9 @@ struct Params {
   // X converted from f32 by the helper warps (where a CTA has <= 4 stages; quant_mma_b32.cu)
   // instead of copied by TMA from the convert kernel's f16.
   bool xin;
+  // The splits of a tile are one cluster (grid splits x tiles; quant_mma_b32_cluster.cuh)
+  // instead of the workspace fixup (grid tiles x splits).
+  bool cluster;
   const float* x;  // xin: X [M][K] f32
   float* y;
   float* part;  // splits > 1: [splits][tiles][NX][kRows]
@@ -181,8 +185,8 @@ __device__ __forceinline__ void consume(uint8_t* xs, uint8_t* ws, const uint8_t*
 // in the last CTA of the tile to arrive, the splits added in order into Y.
 template <class C>
 __device__ __forceinline__ void finish(const Params& P, const float (&d)[C::NX / 2], bool consumer,
-                                       int* flag) {
-  const int tile = blockIdx.x, split = blockIdx.y, n0 = tile * C::kRows;
+                                       int* flag, int tile, int split) {
+  const int n0 = tile * C::kRows;
   const int t = threadIdx.x % 128, cw = threadIdx.x / 128 - 1;
   const int rr = 64 * cw + 16 * (t / 32) + (t % 32) / 4, mb = 2 * (t % 4);
   // D register r: W row rr + 8 ((r >> 1) & 1), X row mb + 8 (r >> 2) + (r & 1).
@@ -247,7 +251,8 @@ __global__ void __launch_bounds__(C::kThreads, 1)
   mbarrier* sfull = empty + S;
   mbarrier* xfull = sfull + S;
   int* flag = reinterpret_cast<int*>(xfull + S);
-  const int n0 = blockIdx.x * C::kRows, kb0 = blockIdx.y * P.per;
+  const int tile = P.cluster ? blockIdx.y : blockIdx.x, split = P.cluster ? blockIdx.x : blockIdx.y;
+  const int n0 = tile * C::kRows, kb0 = split * P.per;
   const int nk = min(P.per, P.K / kBK - kb0);
   if (threadIdx.x == 0) {
     if (!P.xin) tma_prefetch_map(&map_x);
@@ -302,7 +307,10 @@ __global__ void __launch_bounds__(C::kThreads, 1)
       if (!P.xin) load_x(kb);
     }
   }
-  finish<C>(P, d, consumer, flag);
+  if (P.cluster)
+    finish_cluster<C>(P, d, consumer, smem, tile);
+  else
+    finish<C>(P, d, consumer, flag, tile, split);
 #endif
 }
 

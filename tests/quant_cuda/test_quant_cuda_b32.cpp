@@ -5,11 +5,12 @@
 // tiles), K from one Q4_K block to 11008 (86 stages: splits of unequal length), in each knob
 // form (the chosen K split, 3 forced splits, 2 consumer warpgroups, the per-element and the
 // 8-loads fixup, the per-element one with 5 splits, X converted by the kernel's helper warps or
-// by the convert kernel everywhere: those at the chosen split give the same bits as the
-// default); launched twice back to back, the second under PDL: the same bits. Bound 1e-3: X and the
-// dequantized weights are rounded to f16 (~3e-4 expected), the f16 MMA rows' bound; a wrong
-// fragment, swizzle or split gives errors of order 1. TC_QUANT_B32_TIMING=1 adds the timing against
-// the older f16 MMA kernel (TimingAgainstF16Mma, skipped otherwise). Skips without a CUDA device.
+// by the convert kernel everywhere, the split inside clusters at the chosen and 3 splits: those
+// at the chosen split give the same bits as the default); launched twice back to back, the
+// second under PDL: the same bits. Bound 1e-3: X and the dequantized weights are rounded to f16
+// (~3e-4 expected), the f16 MMA rows' bound; a wrong fragment, swizzle or split gives errors of
+// order 1. TC_QUANT_B32_TIMING=1 adds the timing against the older kernels
+// (TimingAgainstF16Mma, skipped otherwise). Skips without a CUDA device.
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
@@ -68,19 +69,21 @@ TEST(QuantCudaB32, MatchesFloat64) {
     DevMem w(wt.bytes.size()), x(a.bytes()), y((ref.size() + guard) * 4);
     ASSERT_NO_FATAL_FAILURE(upload(wt, a, w, x));
     struct Form {
-      const char *splits, *wg, *fixup, *xconv;
+      const char *splits, *wg, *fixup, *xconv, *cluster = "";
     };
-    // The default form's Y: the per-element fixup adds in the same order and the helper warps
-    // round X as the convert kernel does, so those forms (and the default's choice of either)
-    // give the same bits.
+    // The default form's Y: the per-element, 8-loads and cluster fixups add in the same order
+    // and the helper warps round X as the convert kernel does, so those forms (and the
+    // default's choice of either) give the same bits.
     std::vector<float> chosen;
-    for (const Form f : {Form{"", "", "", ""}, Form{"3", "", "", ""}, Form{"", "2", "", ""},
-                         Form{"", "", "elem", ""}, Form{"", "", "vec8", ""},
-                         Form{"5", "", "elem", ""}, Form{"", "", "", "helpers"}}) {
+    for (const Form f :
+         {Form{"", "", "", ""}, Form{"3", "", "", ""}, Form{"", "2", "", ""},
+          Form{"", "", "elem", ""}, Form{"", "", "vec8", ""}, Form{"5", "", "elem", ""},
+          Form{"", "", "", "helpers"}, Form{"", "", "", "", "1"}, Form{"3", "", "", "", "1"}}) {
       set_knob("TC_QUANT_B32_SPLITS", f.splits);
       set_knob("TC_QUANT_B32_WG", f.wg);
       set_knob("TC_QUANT_B32_FIXUP", f.fixup);
       set_knob("TC_QUANT_B32_XCONV", f.xconv);
+      set_knob("TC_QUANT_B32_CLUSTER", f.cluster);
       const size_t work_bytes = kq::mma_b32_work_bytes(launch_args(c, w, x, y));
       DevMem work(std::max<size_t>(work_bytes, 16));
       kq::Args args = launch_args(c, w, x, y, work.p, work_bytes);
@@ -109,15 +112,17 @@ TEST(QuantCudaB32, MatchesFloat64) {
         EXPECT_LE(rms_scaled(got, ref), 1e-3)
             << "w=" << c.w << " M=" << c.M << " N=" << c.N << " K=" << c.K << " pdl=" << args.pdl
             << " splits=" << f.splits << " wg=" << f.wg << " fixup=" << f.fixup
-            << " xconv=" << f.xconv;
+            << " xconv=" << f.xconv << " cluster=" << f.cluster;
         if (rep == 0) first = got;
         EXPECT_TRUE(got == first) << "repeat differs: w=" << c.w << " M=" << c.M << " N=" << c.N
                                   << " K=" << c.K;
-        if (plain && !*f.fixup && !*f.xconv) chosen = got;
-        if (plain && (*f.fixup || *f.xconv)) {
-          EXPECT_TRUE(got == chosen) << "fixup=" << f.fixup << " xconv=" << f.xconv
-                                     << " differs from the default: w=" << c.w << " M=" << c.M
-                                     << " N=" << c.N << " K=" << c.K;
+        const bool knobs = *f.fixup || *f.xconv || *f.cluster;
+        if (plain && !knobs) chosen = got;
+        if (plain && knobs) {
+          EXPECT_TRUE(got == chosen)
+              << "fixup=" << f.fixup << " xconv=" << f.xconv << " cluster=" << f.cluster
+              << " differs from the default: w=" << c.w << " M=" << c.M << " N=" << c.N
+              << " K=" << c.K;
         }
       }
     }
@@ -125,6 +130,7 @@ TEST(QuantCudaB32, MatchesFloat64) {
     set_knob("TC_QUANT_B32_WG", "");
     set_knob("TC_QUANT_B32_FIXUP", "");
     set_knob("TC_QUANT_B32_XCONV", "");
+    set_knob("TC_QUANT_B32_CLUSTER", "");
     ++ran;
   }
   cudaStreamDestroy(st);
@@ -300,14 +306,16 @@ TEST(QuantCudaB32, TimingAgainstF16Mma) {
         a.M = M;
         // b32; its 8-loads fixup (TC_QUANT_B32_FIXUP=vec8, the c79865c form); X always by its
         // helper warps / always by the convert kernel (TC_QUANT_B32_XCONV=helpers / kernel);
-        // the older kernel (f16 MMA, Q8_0 int8 MMA).
-        double us[5];
-        for (int k = 0; k < 5; ++k) {
+        // the split in clusters (TC_QUANT_B32_CLUSTER=1); the older kernel (f16 MMA, Q8_0 int8
+        // MMA).
+        double us[6];
+        for (int k = 0; k < 6; ++k) {
           set_knob("TC_QUANT_B32_FIXUP", k == 1 ? "vec8" : "");
           set_knob("TC_QUANT_B32_XCONV", k == 2 ? "helpers" : k == 3 ? "kernel" : "");
+          set_knob("TC_QUANT_B32_CLUSTER", k == 4 ? "1" : "");
           us[k] = time_us(st, [&](int i) {
             a.w = static_cast<uint8_t*>(w.p) + bytes * (size_t(i) % copies);
-            const tc_status_t s = k < 4 ? kq::launch_mma_b32(a, st)
+            const tc_status_t s = k < 5 ? kq::launch_mma_b32(a, st)
                                   : q8  ? kq::launch_mma_bulk(a, st)
                                         : kq::launch_mma_f16(a, st);
             EXPECT_EQ(s, TC_SUCCESS) << tc_last_error_message();
@@ -315,14 +323,14 @@ TEST(QuantCudaB32, TimingAgainstF16Mma) {
         }
         set_knob("TC_QUANT_B32_XCONV", "");
         set_knob("TC_QUANT_B32_FIXUP", "");
+        set_knob("TC_QUANT_B32_CLUSTER", "");
+        const char* fmt = f == TC_DTYPE_Q4_0 ? "q4_0" : q8 ? "q8_0" : "q4_k";
         std::printf(
             "b32 timing %s %-19s M=%2d  b32 %7.1f us (%5.0f GB/s)  fixup=vec8 %7.1f  "
-            "xconv=helpers %7.1f  =kernel %7.1f  old %7.1f us (%5.0f GB/s)  %.2fx\n",
-            f == TC_DTYPE_Q4_0 ? "q4_0"
-            : q8               ? "q8_0"
-                               : "q4_k",
-            sh.label, M, us[0], double(bytes) / us[0] / 1e3, us[1], us[2], us[3], us[4],
-            double(bytes) / us[4] / 1e3, us[4] / us[0]);
+            "xconv=helpers %7.1f  =kernel %7.1f  cluster %7.1f  old %7.1f us (%5.0f GB/s)  "
+            "%.2fx\n",
+            fmt, sh.label, M, us[0], double(bytes) / us[0] / 1e3, us[1], us[2], us[3], us[4], us[5],
+            double(bytes) / us[5] / 1e3, us[5] / us[0]);
         std::fflush(stdout);
       }
     }

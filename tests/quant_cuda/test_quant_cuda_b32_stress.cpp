@@ -1,10 +1,12 @@
 // The batched decode wgmma kernel (launch_mma_b32) repeated many times at one shape, each launch
-// into its own Y: a race that shows once in many launches has a chance to show here. Skips
-// without a CUDA device.
+// into its own Y: a race that shows once in many launches has a chance to show here (the Q4_K
+// helpers' scale slots; the K split inside clusters). Skips without a CUDA device.
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 #include <vector>
 
 #include "cuda/quant_kernels.h"
@@ -55,6 +57,58 @@ TEST(QuantCudaB32, Q4KRepeatsAtTheFfnShape) {
     for (int i = 1; i < kLaunches; ++i)
       differ += !std::equal(first.begin(), first.end(), all.begin() + size_t(i) * ref.size());
     EXPECT_EQ(differ, 0) << "of " << kLaunches - 1 << " repeats differ from the first, M=" << M;
+  }
+  cudaStreamDestroy(st);
+}
+
+// The K split inside clusters (TC_QUANT_B32_CLUSTER=1) on the O projection's shape (16 W tiles x
+// 8 splits of 4 stages: 128 CTAs in 16 clusters of 8), Q4_0 and Q8_0 at M = 32 and 13: many
+// launches back to back (every other one under PDL), each into its own Y; each must match
+// float64 and, bit for bit, the workspace fixup's Y (the same adds in the same order). Prints
+// whether the device ran the cluster path (it needs 16 resident clusters of 8).
+TEST(QuantCudaB32, ClusterSplitRepeatsAtTheOShape) {
+  if (!tc_device_available(TC_DEVICE_CUDA)) GTEST_SKIP() << "no CUDA device";
+  Context ctx;
+  ASSERT_EQ(tc_context_create(&ctx.ctx, TC_DEVICE_CUDA), TC_SUCCESS) << tc_last_error_message();
+  cudaStream_t st = nullptr;
+  ASSERT_EQ(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking), cudaSuccess);
+  uint32_t seed = 9960;
+  for (const tc_dtype_t f : {TC_DTYPE_Q4_0, TC_DTYPE_Q8_0}) {
+    const Weights wt = make_weights(f, 4096, 4096, seed++);
+    for (const int M : {32, 13}) {
+      const LaunchCase c{f, M, 4096, 4096};
+      const Activations a = make_activations(TC_DTYPE_F32, c.M, c.K, seed++);
+      const std::vector<double> ref = reference(wt, a, c.M, c.N, c.K);
+      constexpr int kLaunches = 24;
+      DevMem w(wt.bytes.size()), x(a.bytes()), y(ref.size() * 4 * (kLaunches + 1));
+      ASSERT_NO_FATAL_FAILURE(upload(wt, a, w, x));
+      const size_t work_bytes = kq::mma_b32_work_bytes(launch_args(c, w, x, y));
+      DevMem work(std::max<size_t>(work_bytes, 16));
+      ASSERT_EQ(cudaMemsetAsync(y.p, 0xff, ref.size() * 4 * (kLaunches + 1), st), cudaSuccess);
+      for (int i = 0; i <= kLaunches; ++i) {  // the last one with the workspace fixup
+        setenv("TC_QUANT_B32_CLUSTER", i < kLaunches ? "1" : "0", 1);
+        kq::Args args = launch_args(c, w, x, y, work.p, work_bytes);
+        args.y = static_cast<float*>(y.p) + size_t(i) * ref.size();
+        args.pdl = i % 2 == 1;
+        if (i == 0)
+          std::printf("b32 cluster split: %s M=%d 4096x4096: %s\n",
+                      f == TC_DTYPE_Q4_0 ? "q4_0" : "q8_0", M,
+                      kq::mma_b32_cluster_split(args) ? "clusters" : "workspace fixup");
+        ASSERT_EQ(kq::launch_mma_b32(args, st), TC_SUCCESS) << tc_last_error_message();
+      }
+      unsetenv("TC_QUANT_B32_CLUSTER");
+      std::vector<float> all(ref.size() * (kLaunches + 1));
+      ASSERT_EQ(cudaMemcpyAsync(all.data(), y.p, all.size() * 4, cudaMemcpyDeviceToHost, st),
+                cudaSuccess);
+      ASSERT_EQ(cudaStreamSynchronize(st), cudaSuccess);
+      const std::vector<float> first(all.begin(), all.begin() + ref.size());
+      EXPECT_LE(rms_scaled(first, ref), 1e-3) << "w=" << f << " M=" << M;
+      int differ = 0;
+      for (int i = 1; i <= kLaunches; ++i)
+        differ += !std::equal(first.begin(), first.end(), all.begin() + size_t(i) * ref.size());
+      EXPECT_EQ(differ, 0) << "of " << kLaunches << " launches differ from the first, w=" << f
+                           << " M=" << M;
+    }
   }
   cudaStreamDestroy(st);
 }
