@@ -57,10 +57,12 @@ struct Geo {
   size_t x_bytes = 0, cnt_bytes = 0, work = 0;
 };
 
-// Splits of K (in even numbers of 128-k stages, so Q4_K blocks stay whole): the fewest that
-// minimize rounds x (stages per split + kFixed), rounds = CTA waves over the SMs; kFixed stands
-// for a CTA's fixed cost (first stage's latency, epilogue) in stages. Limited to what fits in
-// `cap` bytes of workspace. TC_QUANT_B32_SPLITS=n forces n (A/B).
+// Splits of K in 128-k stages (Q4_K: even numbers, so that its 256-k blocks stay whole; Q4_0 /
+// Q8_0 any: the 7B step's down projection then takes 11 stages a CTA instead of 12, gate+up 11
+// in each of its two waves; TC_QUANT_B32_EVEN=1 rounds every format's up to even, A/B): the
+// fewest that minimize rounds x (stages per split + kFixed), rounds = CTA waves over the SMs;
+// kFixed stands for a CTA's fixed cost (first stage's latency, epilogue) in stages. Limited to
+// what fits in `cap` bytes of workspace. TC_QUANT_B32_SPLITS=n forces n (A/B).
 constexpr int kFixed = 4, kMaxSplits = b32::kMaxSplits;
 Geo geometry(const Args& a, size_t cap) {
   Geo g;
@@ -75,7 +77,10 @@ Geo geometry(const Args& a, size_t cap) {
     return splits == 1 ? g.x_bytes
                        : g.x_bytes + g.cnt_bytes + up(size_t(splits) * g.tiles * g.nx * rows * 4);
   };
-  auto per_of = [&](int splits) { return ((nks + splits - 1) / splits + 1) / 2 * 2; };
+  const char* even_knob = std::getenv("TC_QUANT_B32_EVEN");
+  const int even =
+      a.w_dtype == TC_DTYPE_Q4_K || (even_knob && std::strcmp(even_knob, "1") == 0) ? 2 : 1;
+  auto per_of = [&](int splits) { return ((nks + splits - 1) / splits + even - 1) / even * even; };
   const int sms = std::max(1, sm_count());
   int forced = 0;
   if (const char* v = std::getenv("TC_QUANT_B32_SPLITS")) forced = std::max(0, std::atoi(v));

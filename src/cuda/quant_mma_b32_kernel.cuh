@@ -79,7 +79,7 @@ constexpr int kMaxSplits = 16;
 
 struct Params {
   int M, N, K;
-  int tiles, splits, per;  // W tiles, K splits (<= kMaxSplits), stages per split (even)
+  int tiles, splits, per;  // W tiles, K splits (<= kMaxSplits), stages per split (Q4_K: even)
   // How the last CTA of a tile loads the partials (quant_mma_b32_fixup.cuh; every form adds in
   // split order: the same bits).
   int fixup;
