@@ -338,5 +338,67 @@ TEST(QuantCudaB32, TimingAgainstF16Mma) {
   cudaStreamDestroy(st);
 }
 
+// TC_QUANT_B32_TIMING=1: the fixed cost of a launch. Forced K splits of 4096x4096 (16 W tiles;
+// 32, 16, 8, 4, 2 stages a CTA) and one 256x256 tile (2 stages), the workspace fixup against the
+// split in clusters, weights rotated, under PDL: time against stages a CTA gives the cost of a
+// stage (slope) and of a launch (intercept), and how it grows with the split count.
+TEST(QuantCudaB32, TimingSplitSweep) {
+  if (!tc_device_available(TC_DEVICE_CUDA)) GTEST_SKIP() << "no CUDA device";
+  if (!std::getenv("TC_QUANT_B32_TIMING")) GTEST_SKIP() << "TC_QUANT_B32_TIMING not set";
+  Context ctx;
+  ASSERT_EQ(tc_context_create(&ctx.ctx, TC_DEVICE_CUDA), TC_SUCCESS) << tc_last_error_message();
+  cudaStream_t st = nullptr;
+  ASSERT_EQ(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking), cudaSuccess);
+  for (tc_dtype_t f : {TC_DTYPE_Q4_0, TC_DTYPE_Q8_0}) {
+    for (const int N : {4096, 256}) {
+      const int K = N;
+      const size_t bytes = tc_quant_row_bytes(f, K) * N;
+      const size_t copies = std::max<size_t>(1, (size_t(256) << 20) / bytes + 1);
+      kq::Args a;
+      a.M = 32;
+      a.N = N;
+      a.K = K;
+      a.w_dtype = f;
+      setenv("TC_QUANT_B32_SPLITS", "16", 1);  // the largest workspace of the sweep
+      const size_t work_bytes = kq::mma_b32_work_bytes(a);
+      DevMem w(bytes * copies), x(size_t(32) * K * 4), y(size_t(32) * N * 4), work(work_bytes);
+      ASSERT_EQ(kq::launch_fill_random_blocks(f, w.p, int64_t(N) * int64_t(copies), K, 5, st),
+                TC_SUCCESS);
+      ASSERT_EQ(cudaMemsetAsync(x.p, 0x3c, size_t(32) * K * 4, st), cudaSuccess);
+      a.x = x.p;
+      a.y = static_cast<float*>(y.p);
+      a.work = work.p;
+      a.work_bytes = work_bytes;
+      a.pdl = true;
+      for (const int M : {32, 16}) {
+        a.M = M;
+        for (const char* splits : {"1", "2", "4", "8", "16"}) {
+          if (N == 256 && std::atoi(splits) > 1) break;  // 2 stages: one split
+          set_knob("TC_QUANT_B32_SPLITS", splits);
+          double us[2];
+          bool clustered = false;
+          for (int k = 0; k < 2; ++k) {
+            set_knob("TC_QUANT_B32_CLUSTER", k == 1 ? "1" : "");
+            if (k == 1) clustered = kq::mma_b32_cluster_split(a);
+            us[k] = time_us(st, [&](int i) {
+              a.w = static_cast<uint8_t*>(w.p) + bytes * (size_t(i) % copies);
+              EXPECT_EQ(kq::launch_mma_b32(a, st), TC_SUCCESS) << tc_last_error_message();
+            });
+          }
+          set_knob("TC_QUANT_B32_CLUSTER", "");
+          std::printf(
+              "b32 sweep %s %dx%d M=%2d splits=%2s: workspace fixup %7.1f us, cluster %7.1f "
+              "us (%s)\n",
+              f == TC_DTYPE_Q4_0 ? "q4_0" : "q8_0", N, K, M, splits, us[0], us[1],
+              clustered ? "clusters" : "not taken");
+          std::fflush(stdout);
+        }
+      }
+      set_knob("TC_QUANT_B32_SPLITS", "");
+    }
+  }
+  cudaStreamDestroy(st);
+}
+
 }  // namespace
 }  // namespace tc::quant_test
