@@ -11,6 +11,7 @@
 #include "cuda/gemm_launch_pdl.h"
 #include "cuda/quant_launch.cuh"
 #include "cuda/quant_mma_b32.h"
+#include "cuda/quant_mma_b32_convert.cuh"
 #include "cuda/quant_mma_b32_kernel.cuh"
 #include "cuda/tile/tma_host.h"
 
@@ -127,16 +128,6 @@ bool encode_w(TmaMap* map, const void* w, size_t row_bytes, int n, uint32_t box,
              CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
 }
 
-// TC_QUANT_B32_XCONV=kernel: X [M][K] f32 -> f16 (8 values a thread, round to nearest; the
-// helper warps' conversion, b32::x_chunk_f16) after the previous grid (which may write X) ends.
-__global__ void __launch_bounds__(256)
-    b32_convert_kernel(const float4* x, uint32_t total8, uint4* out, bool hi16) {
-  tc::tile::grid_dep_launch_dependents();
-  tc::tile::grid_dep_wait();
-  const uint32_t i = blockIdx.x * 256 + threadIdx.x;
-  if (i < total8) out[i] = b32::x_chunk_f16(x[2 * i], x[2 * i + 1], i, hi16);
-}
-
 // A new token per launch for the K-split arrival words (b32::Params::cnt): 56 bits of a
 // splitmix64 sequence, never 0.
 unsigned long long next_token() {
@@ -217,9 +208,18 @@ tc_status_t launch_cfg(const Args& a, const Geo& g, cudaStream_t s) {
   bool pdl = a.pdl;
   if (!g.xin) {
     const uint32_t total8 = uint32_t(size_t(a.M) * a.K / 8);
-    const cudaError_t e = launch_ex(b32_convert_kernel, dim3((total8 + 255) / 256), dim3(256), 0, s,
-                                    1, a.pdl, static_cast<const float4*>(a.x), total8,
-                                    reinterpret_cast<uint4*>(work), C::FMT == kQ4_0);
+    const auto* x4 = static_cast<const float4*>(a.x);
+    auto* out = reinterpret_cast<uint4*>(work);
+    const char* conv = std::getenv("TC_QUANT_B32_CONVERT");  // quant_mma_b32_convert.cuh
+    const uint32_t per_cta = b32::kConvThreads * b32::kConvUnroll;
+    const cudaError_t e =
+        conv && std::strcmp(conv, "256") == 0
+            ? launch_ex(b32::convert_x_kernel, dim3((total8 + 255) / 256), dim3(256), 0, s, 1,
+                        a.pdl, x4, total8, out, C::FMT == kQ4_0)
+            : launch_ex(b32::convert_x_resident_kernel,
+                        dim3(std::min<uint32_t>((total8 + per_cta - 1) / per_cta,
+                                                uint32_t(std::max(1, sm_count())))),
+                        dim3(b32::kConvThreads), 0, s, 1, a.pdl, x4, total8, out, C::FMT == kQ4_0);
     if (e != cudaSuccess) return cuda_fail(e, "quant b32 convert-X kernel launch");
     pdl = true;  // W streams in while the conversion runs
   }

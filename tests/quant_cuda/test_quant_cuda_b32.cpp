@@ -4,8 +4,8 @@
 // Q4_K and Q8_0, every M 9..32 (and a few M <= 8; 33 is refused), odd N (partial 256-row
 // tiles), K from one Q4_K block to 11008 (86 stages: splits of unequal length), in each knob
 // form (the chosen K split, 3 forced splits, 2 consumer warpgroups, the per-element and the
-// 8-loads fixup, the per-element one with 5 splits, X converted by the kernel's helper warps or
-// by the convert kernel everywhere, the split inside clusters at the chosen and 3 splits: those
+// 8-loads fixup, X converted by the kernel's helper warps or by the convert kernel (its resident
+// and its 256-thread form) everywhere, the split inside clusters at the chosen and 3 splits: those
 // at the chosen split give the same bits as the default); launched twice back to back, the
 // second under PDL: the same bits. Bound 1e-3: X and the dequantized weights are rounded to f16
 // (~3e-4 expected), the f16 MMA rows' bound; a wrong fragment, swizzle or split gives errors of
@@ -69,7 +69,7 @@ TEST(QuantCudaB32, MatchesFloat64) {
     DevMem w(wt.bytes.size()), x(a.bytes()), y((ref.size() + guard) * 4);
     ASSERT_NO_FATAL_FAILURE(upload(wt, a, w, x));
     struct Form {
-      const char *splits, *wg, *fixup, *xconv, *cluster = "";
+      const char *splits, *wg, *fixup, *xconv, *cluster = "", *convert = "";
     };
     // The default form's Y: the per-element, 8-loads and cluster fixups add in the same order
     // and the helper warps round X as the convert kernel does, so those forms (and the
@@ -77,13 +77,15 @@ TEST(QuantCudaB32, MatchesFloat64) {
     std::vector<float> chosen;
     for (const Form f :
          {Form{"", "", "", ""}, Form{"3", "", "", ""}, Form{"", "2", "", ""},
-          Form{"", "", "elem", ""}, Form{"", "", "vec8", ""}, Form{"5", "", "elem", ""},
-          Form{"", "", "", "helpers"}, Form{"", "", "", "", "1"}, Form{"3", "", "", "", "1"}}) {
+          Form{"", "", "elem", ""}, Form{"", "", "vec8", ""}, Form{"", "", "", "helpers"},
+          Form{"", "", "", "kernel"}, Form{"", "", "", "kernel", "", "256"},
+          Form{"", "", "", "", "1"}, Form{"3", "", "", "", "1"}}) {
       set_knob("TC_QUANT_B32_SPLITS", f.splits);
       set_knob("TC_QUANT_B32_WG", f.wg);
       set_knob("TC_QUANT_B32_FIXUP", f.fixup);
       set_knob("TC_QUANT_B32_XCONV", f.xconv);
       set_knob("TC_QUANT_B32_CLUSTER", f.cluster);
+      set_knob("TC_QUANT_B32_CONVERT", f.convert);
       const size_t work_bytes = kq::mma_b32_work_bytes(launch_args(c, w, x, y));
       DevMem work(std::max<size_t>(work_bytes, 16));
       kq::Args args = launch_args(c, w, x, y, work.p, work_bytes);
@@ -112,7 +114,7 @@ TEST(QuantCudaB32, MatchesFloat64) {
         EXPECT_LE(rms_scaled(got, ref), 1e-3)
             << "w=" << c.w << " M=" << c.M << " N=" << c.N << " K=" << c.K << " pdl=" << args.pdl
             << " splits=" << f.splits << " wg=" << f.wg << " fixup=" << f.fixup
-            << " xconv=" << f.xconv << " cluster=" << f.cluster;
+            << " xconv=" << f.xconv << " cluster=" << f.cluster << " convert=" << f.convert;
         if (rep == 0) first = got;
         EXPECT_TRUE(got == first) << "repeat differs: w=" << c.w << " M=" << c.M << " N=" << c.N
                                   << " K=" << c.K;
@@ -131,6 +133,7 @@ TEST(QuantCudaB32, MatchesFloat64) {
     set_knob("TC_QUANT_B32_FIXUP", "");
     set_knob("TC_QUANT_B32_XCONV", "");
     set_knob("TC_QUANT_B32_CLUSTER", "");
+    set_knob("TC_QUANT_B32_CONVERT", "");
     ++ran;
   }
   cudaStreamDestroy(st);
@@ -306,16 +309,17 @@ TEST(QuantCudaB32, TimingAgainstF16Mma) {
         a.M = M;
         // b32; its 8-loads fixup (TC_QUANT_B32_FIXUP=vec8, the c79865c form); X always by its
         // helper warps / always by the convert kernel (TC_QUANT_B32_XCONV=helpers / kernel);
-        // the split in clusters (TC_QUANT_B32_CLUSTER=1); the older kernel (f16 MMA, Q8_0 int8
-        // MMA).
-        double us[6];
-        for (int k = 0; k < 6; ++k) {
+        // the split in clusters (TC_QUANT_B32_CLUSTER=1); the 256-thread convert kernel
+        // (TC_QUANT_B32_CONVERT=256); the older kernel (f16 MMA, Q8_0 int8 MMA).
+        double us[7];
+        for (int k = 0; k < 7; ++k) {
           set_knob("TC_QUANT_B32_FIXUP", k == 1 ? "vec8" : "");
           set_knob("TC_QUANT_B32_XCONV", k == 2 ? "helpers" : k == 3 ? "kernel" : "");
           set_knob("TC_QUANT_B32_CLUSTER", k == 4 ? "1" : "");
+          set_knob("TC_QUANT_B32_CONVERT", k == 5 ? "256" : "");
           us[k] = time_us(st, [&](int i) {
             a.w = static_cast<uint8_t*>(w.p) + bytes * (size_t(i) % copies);
-            const tc_status_t s = k < 5 ? kq::launch_mma_b32(a, st)
+            const tc_status_t s = k < 6 ? kq::launch_mma_b32(a, st)
                                   : q8  ? kq::launch_mma_bulk(a, st)
                                         : kq::launch_mma_f16(a, st);
             EXPECT_EQ(s, TC_SUCCESS) << tc_last_error_message();
@@ -324,13 +328,14 @@ TEST(QuantCudaB32, TimingAgainstF16Mma) {
         set_knob("TC_QUANT_B32_XCONV", "");
         set_knob("TC_QUANT_B32_FIXUP", "");
         set_knob("TC_QUANT_B32_CLUSTER", "");
+        set_knob("TC_QUANT_B32_CONVERT", "");
         const char* fmt = f == TC_DTYPE_Q4_0 ? "q4_0" : q8 ? "q8_0" : "q4_k";
         std::printf(
             "b32 timing %s %-19s M=%2d  b32 %7.1f us (%5.0f GB/s)  fixup=vec8 %7.1f  "
-            "xconv=helpers %7.1f  =kernel %7.1f  cluster %7.1f  old %7.1f us (%5.0f GB/s)  "
-            "%.2fx\n",
+            "xconv=helpers %7.1f  =kernel %7.1f  cluster %7.1f  convert=256 %7.1f  old %7.1f us "
+            "(%5.0f GB/s)  %.2fx\n",
             fmt, sh.label, M, us[0], double(bytes) / us[0] / 1e3, us[1], us[2], us[3], us[4], us[5],
-            double(bytes) / us[5] / 1e3, us[5] / us[0]);
+            us[6], double(bytes) / us[6] / 1e3, us[6] / us[0]);
         std::fflush(stdout);
       }
     }
