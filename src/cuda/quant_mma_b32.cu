@@ -139,16 +139,21 @@ unsigned long long next_token() {
   return (z >> 8) | 1;
 }
 
-// Whether the K split runs inside thread-block clusters (TC_QUANT_B32_CLUSTER=1, A/B;
-// quant_mma_b32_cluster.cuh): 2..8 splits and every cluster of the launch resident at once
-// (cudaOccupancyMaxActiveClusters, asked once per configuration, split count and device), so
-// that no tile waits for a second wave of clusters (gate+up at 3 splits would: 86 tiles against
-// ~42 resident clusters of 3).
+// Whether the K split runs inside thread-block clusters (quant_mma_b32_cluster.cuh; by default,
+// TC_QUANT_B32_CLUSTER=0 keeps the workspace fixup, A/B): 2..8 splits and every cluster of the
+// launch resident at once (cudaOccupancyMaxActiveClusters, asked once per configuration, split
+// count and device), so that no tile waits for a second wave of clusters. On the H200
+// (2026-11-30 00:27 UTC) clusters of 8 at this kernel's shared memory do not fit 16 at once, so
+// O and down (16 tiles x 8 splits) keep the workspace fixup; QKV (48 x 2) takes clusters; gate+up
+// (86 x 3) would not fit. Measured there: 4096x4096 M = 32 split 2 / 4 ways 18.1 / 14.1 us
+// against 19.7 / 15.9 with the workspace fixup; the 7B step at batch 32 Q4_0 2.813-2.834 ms
+// against 2.868-2.882 (Q4_K 3.307-3.328 against 3.351-3.360, Q8_0 3.526-3.532 against
+// 3.560-3.574).
 template <class C>
 bool cluster_fits(const Geo& g) {
   if (g.splits < 2 || g.splits > b32::kMaxClusterSplits) return false;
   const char* v = std::getenv("TC_QUANT_B32_CLUSTER");
-  if (!v || std::strcmp(v, "1") != 0) return false;
+  if (v && std::strcmp(v, "0") == 0) return false;
   static std::atomic<int> most[8][b32::kMaxClusterSplits + 1];  // resident clusters + 1; 0: ask
   int dev = 0;
   if (cudaGetDevice(&dev) != cudaSuccess) return false;
@@ -213,13 +218,13 @@ tc_status_t launch_cfg(const Args& a, const Geo& g, cudaStream_t s) {
     const char* conv = std::getenv("TC_QUANT_B32_CONVERT");  // quant_mma_b32_convert.cuh
     const uint32_t per_cta = b32::kConvThreads * b32::kConvUnroll;
     const cudaError_t e =
-        conv && std::strcmp(conv, "256") == 0
-            ? launch_ex(b32::convert_x_kernel, dim3((total8 + 255) / 256), dim3(256), 0, s, 1,
-                        a.pdl, x4, total8, out, C::FMT == kQ4_0)
-            : launch_ex(b32::convert_x_resident_kernel,
+        conv && std::strcmp(conv, "resident") == 0
+            ? launch_ex(b32::convert_x_resident_kernel,
                         dim3(std::min<uint32_t>((total8 + per_cta - 1) / per_cta,
                                                 uint32_t(std::max(1, sm_count())))),
-                        dim3(b32::kConvThreads), 0, s, 1, a.pdl, x4, total8, out, C::FMT == kQ4_0);
+                        dim3(b32::kConvThreads), 0, s, 1, a.pdl, x4, total8, out, C::FMT == kQ4_0)
+            : launch_ex(b32::convert_x_kernel, dim3((total8 + 255) / 256), dim3(256), 0, s, 1,
+                        a.pdl, x4, total8, out, C::FMT == kQ4_0);
     if (e != cudaSuccess) return cuda_fail(e, "quant b32 convert-X kernel launch");
     pdl = true;  // W streams in while the conversion runs
   }

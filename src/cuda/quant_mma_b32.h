@@ -31,9 +31,9 @@ TC_QUANT_LAUNCH bool mma_b32_preferred(const Args& a);
 // kernel (always PDL: it streams W while the conversion runs). TC_QUANT_B32_XCONV=helpers /
 // kernel forces one (A/B).
 TC_QUANT_LAUNCH tc_status_t launch_mma_b32(const Args& a, void* stream);
-// Whether launch_mma_b32(a) would run the K split inside thread-block clusters
-// (TC_QUANT_B32_CLUSTER=1, 2..8 splits, every cluster resident at once; the tests and the
-// timing say which path they measured).
+// Whether launch_mma_b32(a) would run the K split inside thread-block clusters (2..8 splits,
+// every cluster resident at once, TC_QUANT_B32_CLUSTER not "0"; the tests and the timing say
+// which path they measured).
 TC_QUANT_LAUNCH bool mma_b32_cluster_split(const Args& a);
 
 }  // namespace tc::cuda::quant

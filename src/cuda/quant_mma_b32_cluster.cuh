@@ -1,5 +1,5 @@
 // The K split of the batched decode kernel inside a thread-block cluster
-// (quant_mma_b32_kernel.cuh; TC_QUANT_B32_CLUSTER=1, where the split's CTAs fit in one wave of
+// (quant_mma_b32_kernel.cuh; by default where the split's CTAs fit in one wave of
 // clusters: quant_mma_b32.cu). The S CTAs of a W tile form one cluster (grid S x tiles,
 // cluster S x 1 x 1, S <= 8, rank = split): each writes its partial tile into its own shared
 // memory (the ring is idle by then), and after a cluster barrier rank r adds slice r of the

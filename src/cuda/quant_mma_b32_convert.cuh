@@ -2,14 +2,16 @@
 // not convert X): X [M][K] f32 -> f16 into the workspace (8 values a chunk, round to nearest,
 // b32::x_chunk_f16), after the previous grid (which may write X) has ended.
 //
-// Residency: the b32 kernel holds 640 threads x 96 registers (61440 of an SM's 65536) and most
-// of its shared memory, so a conversion CTA of 256 threads (6144 registers) cannot sit on an SM
-// beside one; it waits for an SM to drain, and the next b32 grid (its PDL dependent) can only
-// start once every conversion CTA has started. The default form (128 threads, at most 32
-// registers: 4096, one CTA per SM, at most one per SM in the grid) fits beside a running b32
-// CTA: the conversion grid is resident while the previous b32 grid still runs, so the next b32
-// grid's CTAs can take SMs (and copy their first ring of W) as soon as they drain.
-// TC_QUANT_B32_CONVERT=256: the c79865c form (one chunk a thread, 256-thread CTAs), A/B.
+// Two forms:
+//  - convert_x_kernel (the default): one chunk a thread, 256-thread CTAs.
+//  - convert_x_resident_kernel (TC_QUANT_B32_CONVERT=resident, A/B): 128 threads, at most 32
+//    registers (4096: beside a b32 CTA's 640 x 96 = 61440 of an SM's 65536), at most one CTA
+//    per SM, 2 chunks a thread and round, so that the conversion grid could sit beside the
+//    running b32 grid and the next b32 grid's CTAs take SMs as soon as they drain. Measured
+//    slower (H200 2026-11-30 00:27 UTC, same run): 7B step at batch 32 Q4_0 2.868-2.882 ms
+//    against 2.821 with the default, Q4_K 3.351-3.360 against 3.323, Q8_0 3.560-3.574 against
+//    3.425; rotated 4096x11008 Q8_0 M = 32 29.0 against 27.4 us (two rounds of loads a
+//    thread at K = 11008 on 132 CTAs, where the default's 172 CTAs do one).
 #pragma once
 
 #include <cuda_runtime.h>

@@ -3,14 +3,15 @@
 // different garbage before every launch (the K-split arrival words are never zeroed): Q4_0,
 // Q4_K and Q8_0, every M 9..32 (and a few M <= 8; 33 is refused), odd N (partial 256-row
 // tiles), K from one Q4_K block to 11008 (86 stages: splits of unequal length), in each knob
-// form (the chosen K split, 3 forced splits, 2 consumer warpgroups, the per-element and the
-// 8-loads fixup, X converted by the kernel's helper warps or by the convert kernel (its resident
-// and its 256-thread form) everywhere, the split inside clusters at the chosen and 3 splits: those
-// at the chosen split give the same bits as the default); launched twice back to back, the
-// second under PDL: the same bits. Bound 1e-3: X and the dequantized weights are rounded to f16
-// (~3e-4 expected), the f16 MMA rows' bound; a wrong fragment, swizzle or split gives errors of
-// order 1. TC_QUANT_B32_TIMING=1 adds the timing against the older kernels
-// (TimingAgainstF16Mma, skipped otherwise). Skips without a CUDA device.
+// form (the chosen K split, 3 forced splits, 2 consumer warpgroups, the workspace fixup where
+// the split could run inside clusters (the default) at the chosen and 3 splits, its per-element
+// and 8-loads forms, X converted by the kernel's helper warps or by the convert kernel (its
+// default and its resident form) everywhere: those at the chosen split give the same bits as
+// the default); launched twice back to back, the second under PDL: the same bits. Bound 1e-3:
+// X and the dequantized weights are rounded to f16 (~3e-4 expected), the f16 MMA rows' bound; a
+// wrong fragment, swizzle or split gives errors of order 1. TC_QUANT_B32_TIMING=1 adds the
+// timings (TimingAgainstF16Mma, TimingSplitSweep; skipped otherwise). Skips without a CUDA
+// device.
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
@@ -77,9 +78,9 @@ TEST(QuantCudaB32, MatchesFloat64) {
     std::vector<float> chosen;
     for (const Form f :
          {Form{"", "", "", ""}, Form{"3", "", "", ""}, Form{"", "2", "", ""},
-          Form{"", "", "elem", ""}, Form{"", "", "vec8", ""}, Form{"", "", "", "helpers"},
-          Form{"", "", "", "kernel"}, Form{"", "", "", "kernel", "", "256"},
-          Form{"", "", "", "", "1"}, Form{"3", "", "", "", "1"}}) {
+          Form{"", "", "", "", "0"}, Form{"", "", "elem", "", "0"}, Form{"", "", "vec8", "", "0"},
+          Form{"3", "", "", "", "0"}, Form{"", "", "", "helpers"}, Form{"", "", "", "kernel"},
+          Form{"", "", "", "kernel", "", "resident"}}) {
       set_knob("TC_QUANT_B32_SPLITS", f.splits);
       set_knob("TC_QUANT_B32_WG", f.wg);
       set_knob("TC_QUANT_B32_FIXUP", f.fixup);
@@ -186,7 +187,10 @@ TEST(QuantCudaB32, PublicCallRouting) {
         << tc_last_error_message();
     EXPECT_EQ(std::string(tc_last_instance()), c.row)
         << "w=" << c.w << " M=" << c.M << " knob=" << c.knob << " q8=" << c.q8;
-    EXPECT_LE(rms_scaled(y, ref), 1e-3) << tc_last_instance() << " M=" << c.M;
+    // f16 rows (X and weights rounded to f16): 1e-3; the int8 MMA (X quantized to 8 bits): the
+    // 8-bit class's 5e-3 (H200 00:26 UTC: 3.7e-3 at M = 24 and 31).
+    const double bound = std::string(c.row).find("_q8_") != std::string::npos ? 5e-3 : 1e-3;
+    EXPECT_LE(rms_scaled(y, ref), bound) << tc_last_instance() << " M=" << c.M;
   }
   set_knob("TC_QUANT_B32", "");
   set_knob("TC_QUANT_B32_OLD_BELOW", "");
@@ -307,16 +311,18 @@ TEST(QuantCudaB32, TimingAgainstF16Mma) {
       a.pdl = true;
       for (int M : {16, 32}) {
         a.M = M;
-        // b32; its 8-loads fixup (TC_QUANT_B32_FIXUP=vec8, the c79865c form); X always by its
-        // helper warps / always by the convert kernel (TC_QUANT_B32_XCONV=helpers / kernel);
-        // the split in clusters (TC_QUANT_B32_CLUSTER=1); the 256-thread convert kernel
-        // (TC_QUANT_B32_CONVERT=256); the older kernel (f16 MMA, Q8_0 int8 MMA).
+        // b32; the 8-loads workspace fixup (TC_QUANT_B32_FIXUP=vec8 CLUSTER=0, the c79865c
+        // form); X always by its helper warps / always by the convert kernel
+        // (TC_QUANT_B32_XCONV=helpers / kernel);
+        // the workspace fixup where the split could run in clusters (TC_QUANT_B32_CLUSTER=0);
+        // the resident convert kernel (TC_QUANT_B32_CONVERT=resident); the older kernel (f16
+        // MMA, Q8_0 int8 MMA).
         double us[7];
         for (int k = 0; k < 7; ++k) {
           set_knob("TC_QUANT_B32_FIXUP", k == 1 ? "vec8" : "");
           set_knob("TC_QUANT_B32_XCONV", k == 2 ? "helpers" : k == 3 ? "kernel" : "");
-          set_knob("TC_QUANT_B32_CLUSTER", k == 4 ? "1" : "");
-          set_knob("TC_QUANT_B32_CONVERT", k == 5 ? "256" : "");
+          set_knob("TC_QUANT_B32_CLUSTER", k == 1 || k == 4 ? "0" : "");
+          set_knob("TC_QUANT_B32_CONVERT", k == 5 ? "resident" : "");
           us[k] = time_us(st, [&](int i) {
             a.w = static_cast<uint8_t*>(w.p) + bytes * (size_t(i) % copies);
             const tc_status_t s = k < 6 ? kq::launch_mma_b32(a, st)
@@ -332,7 +338,8 @@ TEST(QuantCudaB32, TimingAgainstF16Mma) {
         const char* fmt = f == TC_DTYPE_Q4_0 ? "q4_0" : q8 ? "q8_0" : "q4_k";
         std::printf(
             "b32 timing %s %-19s M=%2d  b32 %7.1f us (%5.0f GB/s)  fixup=vec8 %7.1f  "
-            "xconv=helpers %7.1f  =kernel %7.1f  cluster %7.1f  convert=256 %7.1f  old %7.1f us "
+            "xconv=helpers %7.1f  =kernel %7.1f  cluster=0 %7.1f  convert=resident %7.1f  old "
+            "%7.1f us "
             "(%5.0f GB/s)  %.2fx\n",
             fmt, sh.label, M, us[0], double(bytes) / us[0] / 1e3, us[1], us[2], us[3], us[4], us[5],
             us[6], double(bytes) / us[6] / 1e3, us[6] / us[0]);
@@ -383,7 +390,7 @@ TEST(QuantCudaB32, TimingSplitSweep) {
           double us[2];
           bool clustered = false;
           for (int k = 0; k < 2; ++k) {
-            set_knob("TC_QUANT_B32_CLUSTER", k == 1 ? "1" : "");
+            set_knob("TC_QUANT_B32_CLUSTER", k == 0 ? "0" : "");
             if (k == 1) clustered = kq::mma_b32_cluster_split(a);
             us[k] = time_us(st, [&](int i) {
               a.w = static_cast<uint8_t*>(w.p) + bytes * (size_t(i) % copies);

@@ -61,11 +61,12 @@ TEST(QuantCudaB32, Q4KRepeatsAtTheFfnShape) {
   cudaStreamDestroy(st);
 }
 
-// The K split inside clusters (TC_QUANT_B32_CLUSTER=1) on the O projection's shape (16 W tiles x
-// 8 splits of 4 stages: 128 CTAs in 16 clusters of 8), Q4_0 and Q8_0 at M = 32 and 13: many
-// launches back to back (every other one under PDL), each into its own Y; each must match
-// float64 and, bit for bit, the workspace fixup's Y (the same adds in the same order). Prints
-// whether the device ran the cluster path (it needs 16 resident clusters of 8).
+// The K split inside clusters (the default where every cluster is resident) on the O
+// projection's shape split 4 ways (16 W tiles x 4 splits of 8 stages: 64 CTAs in 16 clusters
+// of 4; the chosen 8 splits do not fit as clusters of 8 on the H200, 2026-11-30), Q4_0 and Q8_0
+// at M = 32 and 13: many launches back to back (every other one under PDL), each into its own
+// Y; each must match float64 and, bit for bit, the workspace fixup's Y (TC_QUANT_B32_CLUSTER=0,
+// the same adds in the same order). Prints whether the device ran the cluster path.
 TEST(QuantCudaB32, ClusterSplitRepeatsAtTheOShape) {
   if (!tc_device_available(TC_DEVICE_CUDA)) GTEST_SKIP() << "no CUDA device";
   Context ctx;
@@ -87,6 +88,7 @@ TEST(QuantCudaB32, ClusterSplitRepeatsAtTheOShape) {
       ASSERT_EQ(cudaMemsetAsync(y.p, 0xff, ref.size() * 4 * (kLaunches + 1), st), cudaSuccess);
       for (int i = 0; i <= kLaunches; ++i) {  // the last one with the workspace fixup
         setenv("TC_QUANT_B32_CLUSTER", i < kLaunches ? "1" : "0", 1);
+        setenv("TC_QUANT_B32_SPLITS", "4", 1);
         kq::Args args = launch_args(c, w, x, y, work.p, work_bytes);
         args.y = static_cast<float*>(y.p) + size_t(i) * ref.size();
         args.pdl = i % 2 == 1;
@@ -97,6 +99,7 @@ TEST(QuantCudaB32, ClusterSplitRepeatsAtTheOShape) {
         ASSERT_EQ(kq::launch_mma_b32(args, st), TC_SUCCESS) << tc_last_error_message();
       }
       unsetenv("TC_QUANT_B32_CLUSTER");
+      unsetenv("TC_QUANT_B32_SPLITS");
       std::vector<float> all(ref.size() * (kLaunches + 1));
       ASSERT_EQ(cudaMemcpyAsync(all.data(), y.p, all.size() * 4, cudaMemcpyDeviceToHost, st),
                 cudaSuccess);
