@@ -14,12 +14,15 @@
 //    quant_mma_b32_helpers.cuh), NW consumer warpgroups
 //    each own 64 W rows (64 NW rows a CTA: X is reread from L2 once per CTA, so wider CTAs
 //    read less of it: at NW = 4, NX = 32, 0.44 bytes of X per byte of Q4_0).
-//  - Stage: 128 k (two 64-k X boxes, 128B-swizzled, and one 80-byte W box per row, as in the
-//    prefill kernel), up to 8 stages.
-//  - K split (grid.y) where the W tiles alone leave SMs idle (N = 4096: 16 tiles of 256 rows):
-//    each CTA writes its partial tile to the workspace, the last CTA of a tile to arrive (one
-//    atomic ticket per CTA on a word tagged with the launch's token, so that nothing has to
-//    zero it before) adds them in split order and writes Y: deterministic, no float atomics.
+//  - Stage: 128 k (two 64-k X boxes, 128B-swizzled, and one W box per row: 80 bytes for Q4_0 /
+//    Q4_K as in the prefill kernel, 144 for Q8_0, quant_mma_b32_q8.cuh), up to 8 stages.
+//  - K split where the W tiles alone leave SMs idle (N = 4096: 16 tiles of 256 rows): where
+//    every cluster fits at once, the splits of a tile are one thread-block cluster and add
+//    their partials over DSMEM (quant_mma_b32_cluster.cuh; grid splits x tiles); elsewhere
+//    (grid tiles x splits) each CTA writes its partial tile to the workspace, the last CTA of a
+//    tile to arrive (one atomic ticket per CTA on a word tagged with the launch's token, so
+//    that nothing has to zero it before) adds them in split order and writes Y
+//    (quant_mma_b32_fixup.cuh). Either way deterministic, no float atomics, the same bits.
 //  - PDL: the producer copies the first ring's W before griddepcontrol.wait (W is not written
 //    by the kernels before: the caller's promise with Args::pdl, or the convert kernel launched
 //    without PDL orders it), X after it.
