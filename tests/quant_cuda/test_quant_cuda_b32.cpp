@@ -3,15 +3,14 @@
 // different garbage before every launch (the K-split arrival words are never zeroed): Q4_0,
 // Q4_K and Q8_0, every M 9..32 (and a few M <= 8; 33 is refused), odd N (partial 256-row
 // tiles), K from one Q4_K block to 11008 (86 stages: splits of unequal length), in each knob
-// form (the chosen K split, 3 forced splits, 2 consumer warpgroups, the workspace fixup where
-// the split could run inside clusters (the default) at the chosen and 3 splits, its per-element
-// and 8-loads forms, X converted by the kernel's helper warps or by the convert kernel (its
-// default and its resident form) everywhere: those at the chosen split give the same bits as
-// the default); launched twice back to back, the second under PDL: the same bits. Bound 1e-3:
-// X and the dequantized weights are rounded to f16 (~3e-4 expected), the f16 MMA rows' bound; a
-// wrong fragment, swizzle or split gives errors of order 1. TC_QUANT_B32_TIMING=1 adds the
-// timings (TimingAgainstF16Mma, TimingSplitSweep; skipped otherwise). Skips without a CUDA
-// device.
+// form (the chosen K split, 3 forced splits, at most 2 splits, 2 consumer warpgroups, the
+// workspace fixup where the split could run inside clusters (the default) at the chosen and 3
+// splits, its per-element and 8-loads forms, X converted by the kernel's helper warps or by the
+// convert kernel (its default and its resident form) everywhere: those at the chosen split give
+// the same bits as the default); launched twice back to back, the second under PDL: the same
+// bits. Bound 1e-3: X and the dequantized weights are rounded to f16 (~3e-4 expected), the f16
+// MMA rows' bound; a wrong fragment, swizzle or split gives errors of order 1. The timings
+// (TC_QUANT_B32_TIMING=1) are in test_quant_cuda_b32_stress.cpp. Skips without a CUDA device.
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
@@ -69,7 +68,7 @@ TEST(QuantCudaB32, MatchesFloat64) {
     DevMem w(wt.bytes.size()), x(a.bytes()), y((ref.size() + guard) * 4);
     ASSERT_NO_FATAL_FAILURE(upload(wt, a, w, x));
     struct Form {
-      const char *splits, *wg, *fixup, *xconv, *cluster = "", *convert = "";
+      const char *splits, *wg, *fixup, *xconv, *cluster = "", *convert = "", *most = "";
     };
     // The default form's Y: the per-element, 8-loads and cluster fixups add in the same order
     // and the helper warps round X as the convert kernel does, so those forms (and the
@@ -79,20 +78,21 @@ TEST(QuantCudaB32, MatchesFloat64) {
          {Form{"", "", "", ""}, Form{"3", "", "", ""}, Form{"", "2", "", ""},
           Form{"", "", "", "", "0"}, Form{"", "", "elem", "", "0"}, Form{"", "", "vec8", "", "0"},
           Form{"3", "", "", "", "0"}, Form{"", "", "", "helpers"}, Form{"", "", "", "kernel"},
-          Form{"", "", "", "kernel", "", "resident"}}) {
+          Form{"", "", "", "kernel", "", "resident"}, Form{"", "", "", "", "", "", "2"}}) {
       set_knob("TC_QUANT_B32_SPLITS", f.splits);
       set_knob("TC_QUANT_B32_WG", f.wg);
       set_knob("TC_QUANT_B32_FIXUP", f.fixup);
       set_knob("TC_QUANT_B32_XCONV", f.xconv);
       set_knob("TC_QUANT_B32_CLUSTER", f.cluster);
       set_knob("TC_QUANT_B32_CONVERT", f.convert);
+      set_knob("TC_QUANT_B32_MAX_SPLITS", f.most);
       const size_t work_bytes = kq::mma_b32_work_bytes(launch_args(c, w, x, y));
       DevMem work(std::max<size_t>(work_bytes, 16));
       kq::Args args = launch_args(c, w, x, y, work.p, work_bytes);
       std::string why;
       ASSERT_TRUE(kq::mma_b32_supports(args, why))
           << why << " w=" << c.w << " M=" << c.M << " N=" << c.N << " K=" << c.K;
-      const bool plain = !*f.splits && !*f.wg;  // the default split: comparable bits
+      const bool plain = !*f.splits && !*f.wg && !*f.most;  // the default split: comparable bits
       std::vector<float> first;
       for (int rep = 0; rep < 2; ++rep) {
         args.pdl = rep == 1;
@@ -134,6 +134,7 @@ TEST(QuantCudaB32, MatchesFloat64) {
     set_knob("TC_QUANT_B32_XCONV", "");
     set_knob("TC_QUANT_B32_CLUSTER", "");
     set_knob("TC_QUANT_B32_CONVERT", "");
+    set_knob("TC_QUANT_B32_MAX_SPLITS", "");
     ++ran;
   }
   cudaStreamDestroy(st);
@@ -234,6 +235,9 @@ TEST(QuantCudaB32, RefusesWhatItCannotServe) {
   EXPECT_EQ(kq::mma_b32_work_bytes(b), 0u);
   EXPECT_TRUE(kq::mma_b32_supports(b, why)) << why;
   unsetenv("TC_QUANT_B32_XCONV");
+  setenv("TC_QUANT_B32_MAX_SPLITS", "4", 1);  // 4 splits' partials, not the chosen 8
+  EXPECT_LT(kq::mma_b32_work_bytes(a), a.work_bytes);
+  unsetenv("TC_QUANT_B32_MAX_SPLITS");
   b = a;
   b.work = nullptr;
   EXPECT_GT(a.work_bytes, 0u);  // N = 4096 splits K
