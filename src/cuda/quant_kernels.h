@@ -102,7 +102,9 @@ TC_QUANT_LAUNCH bool mma_f16_supports(const Args& a, std::string& why);
 TC_QUANT_LAUNCH tc_status_t launch_mma_f16(const Args& a, void* stream);
 // Where the f16 MMA measured faster than the int8 MMA (H200, 2026-11-29 18:10 UTC, tc bench
 // quant): Q4_0 and Q4_K at every M 3..32, Q8_0 up to M = 8 (at M = 16 / 32 the int8 kernel was
-// 1.0-1.6x faster on Q8_0). The table row and launch_decode take the int8 MMA elsewhere.
+// 1.0-1.6x faster on Q8_0). The table row and launch_decode take the int8 MMA elsewhere,
+// except where the batched-decode wgmma kernel serves Q8_0 at M 9..32 (quant_mma_b32.h;
+// TC_QUANT_B32_Q8=0 keeps the int8 MMA there).
 TC_QUANT_LAUNCH bool mma_f16_preferred(const Args& a);
 
 // Int8 weights with an f32 scale per row, M <= 8: one warp per row, 16-byte weight loads.

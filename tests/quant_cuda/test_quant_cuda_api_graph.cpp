@@ -20,8 +20,9 @@ TEST(QuantCudaApi, CapturedCallsReplayTheSynchronousBits) {
   if (!tc_device_available(TC_DEVICE_CUDA)) GTEST_SKIP() << "no CUDA device";
   Context ctx;
   ASSERT_EQ(tc_context_create(&ctx.ctx, TC_DEVICE_CUDA), TC_SUCCESS);
-  // The bulk GEMV, the f16 MMA, the int8 MMA, the f16 MMA with K split, and f16 X on the first
-  // two; every call 8-bit activations (the decode rows) and the flag.
+  // The bulk GEMV, the f16 MMA, the batched-decode wgmma kernel (Q8_0 M = 24; the int8 MMA
+  // before it took Q8_0), the f16 MMA with K split, and f16 X on the first two; every call 8-bit
+  // activations (the decode rows) and the flag.
   const Case cases[] = {{TC_DTYPE_Q4_0, TC_DTYPE_F32, true, 1, 131, 4096},
                         {TC_DTYPE_Q4_K, TC_DTYPE_F32, true, 5, 67, 1024},
                         {TC_DTYPE_Q8_0, TC_DTYPE_F32, true, 24, 67, 1024},
