@@ -1,7 +1,9 @@
 // tc_gemm, tc_gemm_async, tc_gemm_batched: validate once, pick a row, run it on the device's
-// default queue (synchronous) or on a stream.
+// default queue (synchronous) or on a stream. A call is one knobs::Scope: the rows' planners and
+// launchers read their TC_* knobs from one check of the environment (core/knobs.h).
 #include "core/dispatch.h"
 #include "core/error.h"
+#include "core/knobs.h"
 #include "core/validate.h"
 
 namespace {
@@ -15,6 +17,7 @@ tc_gemm_batched_desc single(const tc_gemm_desc& d) {
 
 tc_status_t run_sync(tc_context* ctx, const tc_gemm_batched_desc& bd, tc_buffer* A, tc_buffer* B,
                      tc_buffer* C) {
+  const tc::knobs::Scope knobs;
   tc::GemmProblem p;
   TC_TRY(tc::validate_gemm(ctx, bd, A, B, C, nullptr, &p));
   const tc::GemmRow* row = tc::pick_gemm_row(p);
@@ -31,12 +34,19 @@ tc_status_t run_sync(tc_context* ctx, const tc_gemm_batched_desc& bd, tc_buffer*
 tc_status_t run_async(tc_context* ctx, const tc_gemm_batched_desc& bd, tc_buffer* A, tc_buffer* B,
                       tc_buffer* C, tc_stream* stream) {
   if (stream == nullptr) return tc::fail(TC_ERROR_NULL_POINTER, "argument stream is NULL");
+  const tc::knobs::Scope knobs;
   tc::GemmProblem p;
   TC_TRY(tc::validate_gemm(ctx, bd, A, B, C, stream, &p));
   const tc::GemmRow* row = tc::pick_gemm_row(p);
   if (row == nullptr) return TC_ERROR_NOT_SUPPORTED;
   p.stream = stream->impl->native();
-  TC_TRY(stream->impl->submit([p, row] { return row->run(p); }));
+  // A stream with a native handle (CUDA) runs the work inside submit() (internal.h), so the
+  // work may refer to p: two pointers fit std::function's own storage, where a copy of p would
+  // be a heap allocation per call. Other streams (the CPU's worker) run it later: a copy.
+  if (p.stream != nullptr)
+    TC_TRY(stream->impl->submit([&p, row] { return row->run(p); }));
+  else
+    TC_TRY(stream->impl->submit([p, row] { return row->run(p); }));
   tc::record_dispatch(row->backend, row->name);
   return TC_SUCCESS;
 }

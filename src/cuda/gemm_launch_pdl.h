@@ -12,12 +12,38 @@
 #include <cstring>
 #include <utility>
 
+#include "core/knobs.h"
+
 namespace tc::cuda {
 
+// One bit per device of the process (CUDA_VISIBLE_DEVICES is read once, at CUDA's start), 0
+// when the count is unknown. The once-per-device state below is complete when it covers this
+// mask, and then a launch needs no cudaGetDevice to look its device's bit up.
+inline unsigned long long all_devices_mask() {
+  static const unsigned long long mask = [] {
+    int n = 0;
+    if (cudaGetDeviceCount(&n) != cudaSuccess || n <= 0) {
+      (void)cudaGetLastError();
+      return 0ull;
+    }
+    return n >= 64 ? ~0ull : (1ull << n) - 1;
+  }();
+  return mask;
+}
+// Whether `bits` (a once-per-device record) covers every device.
+inline bool every_device(unsigned long long bits) {
+  const unsigned long long all = all_devices_mask();
+  return all != 0 && (bits & all) == all;
+}
+
 inline bool pdl_enabled() {
-  const char* v = std::getenv("TC_GEMM_PDL");  // read per launch: the lab A/Bs it in one run
-  if (v && std::strcmp(v, "0") == 0) return false;
+  if (knobs::is(knobs::kGemmPdl, "0")) return false;  // per launch: the lab A/Bs it in one run
   static std::atomic<unsigned long long> known{0}, capable{0};  // bit per device
+  if (every_device(known.load(std::memory_order_acquire))) {
+    const unsigned long long c = capable.load(std::memory_order_acquire) & all_devices_mask();
+    if (c == all_devices_mask()) return true;
+    if (c == 0) return false;
+  }
   int dev = 0;
   if (cudaGetDevice(&dev) != cudaSuccess) return false;
   const unsigned long long bit = 1ull << (dev & 63);
@@ -35,6 +61,7 @@ inline bool pdl_enabled() {
 template <auto Kernel>
 cudaError_t raise_smem_once(int smem) {
   static std::atomic<unsigned long long> raised{0};  // bit per device
+  if (every_device(raised.load(std::memory_order_acquire))) return cudaSuccess;
   int dev = 0;
   cudaError_t e = cudaGetDevice(&dev);
   if (e != cudaSuccess) return e;

@@ -32,6 +32,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "core/knobs.h"
 #include "cuda/gemm_kernels.h"
 #include "cuda/gemm_launch_pdl.h"
 #include "cuda/gemm_skinny_bulk.cuh"
@@ -174,7 +175,7 @@ bool plan_gemm_skinny(const GemmProblem& p, const GemmDevice& dev, GemmPlan* pla
   // (gemm_skinny_bulk.cu, sm_90+; measured slower on every decode cell, H200 2026-11-29, see
   // its header). TC_SKINNY_BULK=0 or p.variant 1 forces the register kernel past the M > 16
   // shape rule. The knob is read per plan, so the bench, the lab and the tests can A/B them.
-  const char* bulk = std::getenv("TC_SKINNY_BULK");
+  const char* bulk = knobs::get(knobs::kSkinnyBulk);
   const bool force_regs = p.variant == 1 || (bulk && std::strcmp(bulk, "0") == 0);
   const bool force_bulk = p.variant == 2 || (bulk && std::strcmp(bulk, "1") == 0);
   if (force_bulk) {
@@ -197,8 +198,8 @@ bool plan_gemm_skinny(const GemmProblem& p, const GemmDevice& dev, GemmPlan* pla
   // Experiments, both off (measured no faster, see the header): TC_SKINNY_PREFETCH=1 and
   // TC_SKINNY_PERSIST=1 (read per plan, so the bench and lab can A/B them).
   const int units = (d.N + kRows - 1) / kRows;
-  const char* pf = std::getenv("TC_SKINNY_PREFETCH");
-  const char* persist = std::getenv("TC_SKINNY_PERSIST");
+  const char* pf = knobs::get(knobs::kSkinnyPrefetch);
+  const char* persist = knobs::get(knobs::kSkinnyPersist);
   plan->prefetch = pf && std::strcmp(pf, "1") == 0;
   plan->grid = persist && std::strcmp(persist, "1") == 0 ? std::min(units, dev.sm_count) : units;
   if (plan->prefetch) plan->name += "_pf";

@@ -33,6 +33,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "core/knobs.h"
 #include "cuda/gemm_launch_pdl.h"
 #include "cuda/gemm_skinny_bulk.cuh"
 #include "cuda/quant_bulk.cuh"
@@ -274,7 +275,7 @@ bool plan_skinny_bulk(const GemmProblem& p, const GemmDevice& dev, GemmPlan* pla
   const bool m32 = d.M > 16;
   const int S = m32 ? stages_of<32>() : stages_of<16>();
   if (dev.smem_optin < (m32 ? smem_of<32>() : smem_of<16>())) return false;
-  const char* pf = std::getenv("TC_SKINNY_BULK_PREFETCH");  // "0": no L2 hint (an A/B)
+  const char* pf = knobs::get(knobs::kSkinnyBulkPrefetch);  // "0": no L2 hint (an A/B)
   plan->prefetch = !(pf && std::strcmp(pf, "0") == 0);
   if (!tma_encoder() || !tma_pitch_ok(uint64_t(d.ldb) * 2)) return false;
   const int tiles = (d.N + kRows - 1) / kRows;

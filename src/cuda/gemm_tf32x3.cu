@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "core/knobs.h"
 #include "cuda/gemm_kernels.h"
 #include "cuda/gemm_launch_pdl.h"
 #include "cuda/gemm_tf32x3.cuh"
@@ -105,12 +106,12 @@ tc_status_t launch_gemm_tf32x3(const GemmProblem& p, const GemmPlan& plan, void*
   args.ldc = d.ldc;
   args.c_type = CType::f32;
   args.c_vec2 = d.ldc % 2 == 0 && reinterpret_cast<uintptr_t>(p.c) % 8 == 0;
-  const char* ev = std::getenv("TC_WGMMA_EPILOGUE");
   // The map stops at the row's last 16-byte boundary (TMA stores write whole 16-byte chunks,
   // which would reach into C's padding); the epilogue stores the tail columns directly.
   args.n_tma = wgmma_tma_cols(int(d.N), 4);
-  args.tma_store = !(ev && std::strcmp(ev, "direct") == 0) && d.beta == 0.0f && args.n_tma > 0 &&
-                   tile::tma_base_ok(p.c) && tile::tma_pitch_ok(uint64_t(d.ldc) * 4) &&
+  args.tma_store = !knobs::is(knobs::kWgmmaEpilogue, "direct") && d.beta == 0.0f &&
+                   args.n_tma > 0 && tile::tma_base_ok(p.c) &&
+                   tile::tma_pitch_ok(uint64_t(d.ldc) * 4) &&
                    tile::tma_encode_3d(&mc, p.c, 4, uint64_t(args.n_tma), uint64_t(d.M), 1,
                                        uint64_t(d.ldc) * 4, 0, 32, 64);
 

@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "core/knobs.h"
 #include "cuda/gemm_kernels.h"
 #include "cuda/gemm_pack_vec.h"
 #include "cuda/gemm_wgmma_launch.cuh"
@@ -49,7 +50,7 @@ Operand operand(const GemmProblem& p, bool is_a, size_t esz, const void* base) {
   // ran 481 TFLOP/s, ld 4097 packed to 128-byte rows 505, ld 4096 784). When many tiles reuse
   // the operand (N for A, M for B), one copy to 128-byte rows pays for itself.
   // TC_WGMMA_PACK128=1 / 0 forces / forbids that copy.
-  const char* knob = std::getenv("TC_WGMMA_PACK128");
+  const char* knob = knobs::get(knobs::kWgmmaPack128);
   const bool pack128 = knob ? std::strcmp(knob, "1") == 0 : (is_a ? d.N : d.M) >= 3072;
   o.pack = !legal || o.pack_transpose || (pack128 && (o.ld * int64_t(esz)) % 128 != 0);
   o.mn_major = stored_mn && !s8;
@@ -103,8 +104,7 @@ constexpr double kShortK64 = 1.45;
 // C through TMA stores: beta == 0 (C is never read), one pass (no split-K partials) and a
 // TMA-legal C (16-byte base, row and batch pitches). TC_WGMMA_EPILOGUE=direct turns it off.
 bool c_tma_ok(const GemmProblem& p, int splits, size_t csz) {
-  const char* v = std::getenv("TC_WGMMA_EPILOGUE");
-  if (v && std::strcmp(v, "direct") == 0) return false;
+  if (knobs::is(knobs::kWgmmaEpilogue, "direct")) return false;
   const tc_gemm_desc& d = p.d;
   return d.beta == 0.0f && splits == 1 && tile::tma_base_ok(p.c) &&
          tile::tma_pitch_ok(d.ldc * csz) &&
@@ -161,9 +161,8 @@ cudaError_t launch_typed(int ta, int tb, const GemmPlan& plan, const WgmmaMaps& 
                                           stream);
 }
 
-bool env_flag(const char* name) {
-  const char* v = std::getenv(name);
-  return v && std::strcmp(v, "1") == 0;
+bool env_flag(knobs::Id knob) {
+  return knobs::is(knob, "1");
 }
 
 }  // namespace
@@ -203,10 +202,10 @@ bool plan_gemm_wgmma(const GemmProblem& p, const GemmDevice& dev, GemmPlan* plan
   // (exactly 4). Only where C takes the register epilogue anyway (TMA-illegal C or beta != 0)
   // and without split-K; not for the autotuner's fixed variants. TC_WGMMA_SWAP=1 / 0 forces /
   // forbids it (tests, lab A/B).
-  const char* swap_knob = std::getenv("TC_WGMMA_SWAP");
+  const char* swap_knob = knobs::get(knobs::kWgmmaSwap);
   // TC_WGMMA_VARIANT=n stands in for p.variant 0 (tests and lab A/B of a fixed variant).
   int variant = p.variant;
-  if (const char* fv = std::getenv("TC_WGMMA_VARIANT"); variant == 0 && fv)
+  if (const char* fv = knobs::get(knobs::kWgmmaVariant); variant == 0 && fv)
     variant = std::clamp(std::atoi(fv), 0, kWgmmaVariantCount);
   const bool swap_ok = variant == 0 && !c_tma_ok(p, 1, csz);
   TileChoice tile = choose_tile(p, dev, s8);
@@ -221,7 +220,7 @@ bool plan_gemm_wgmma(const GemmProblem& p, const GemmDevice& dev, GemmPlan* plan
   const Operand a = operand(q, true, esz, q.a), b = operand(q, false, esz, q.b);
 
   int bm = 128, bn = 256, cluster = 1;
-  if (!env_flag("TC_USE_128_TILE")) {
+  if (!env_flag(knobs::kUse128Tile)) {
     bm = tile.bm;
     bn = tile.bn;
   }
@@ -241,7 +240,7 @@ bool plan_gemm_wgmma(const GemmProblem& p, const GemmDevice& dev, GemmPlan* plan
   // TC_WGMMA_CLUSTER_SPLITK=1. It measured slower on every shape tried (H200, 22:12 UTC: 1000^3
   // 190 -> 153 TFLOP/s; docs/gemm.md, round 7). 16-bit only (int8 routes its 128 x 128 tile to
   // a kernel of its own).
-  const char* ck_knob = std::getenv("TC_WGMMA_CLUSTER_SPLITK");
+  const char* ck_knob = knobs::get(knobs::kWgmmaClusterSplitk);
   if (ck_knob && std::strcmp(ck_knob, "1") == 0 && !s8 && !swap && units * 2 <= dev.sm_count &&
       kb_total >= 8 && ksplit_fits(bm, bn, 2)) {
     splits = 1;
@@ -270,7 +269,7 @@ bool plan_gemm_wgmma(const GemmProblem& p, const GemmDevice& dev, GemmPlan* plan
   // every CTA gets two tiles or more (gemm_wgmma_s8_pingpong.cuh; H200 22:11 UTC: 4096^3 1244 ->
   // 1321 TOP/s, 8192^3 1306 -> 1318; TC_S8_PINGPONG=0: never).
   if (s8 && variant == 0 && bn == 256 && cluster == 1 && splits == 1 &&
-      !env_flag("TC_USE_128_TILE")) {
+      !env_flag(knobs::kUse128Tile)) {
     const int64_t u128 = units_of(128, 128);
     if (s8_pingpong_wanted(u128, int(std::min<int64_t>(u128, dev.sm_count)))) {
       bn = 128;
@@ -340,7 +339,7 @@ tc_status_t launch_gemm_wgmma(const GemmProblem& p0, const GemmPlan& plan0, void
   // (gemm_pack_vec.cu), instead of the element-gathering kernel per operand (gemm_pack.cu).
   // Off by default: on the H200 (22:12 UTC) it made 4095x4097x4099 slower, 548 -> 508 TFLOP/s
   // (docs/gemm.md, round 7). TC_WGMMA_PACK=vec turns it on.
-  const char* pack_knob = std::getenv("TC_WGMMA_PACK");
+  const char* pack_knob = knobs::get(knobs::kWgmmaPack);
   const bool vec = !s8 && pack_knob && std::strcmp(pack_knob, "vec") == 0;
   PackCopy copies[2];
   int n_copies = 0;

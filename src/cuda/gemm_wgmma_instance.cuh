@@ -23,10 +23,12 @@ cudaError_t launch_wgmma_instance(const WgmmaMaps& maps, const WgmmaArgs& args, 
   static std::atomic<unsigned long long> raised{0};
   static std::atomic<int> max_pairs{0};
   int dev = 0;
-  cudaError_t e = cudaGetDevice(&dev);
-  if (e != cudaSuccess) return e;
+  cudaError_t e = cudaSuccess;
+  // Raised on every device already: no cudaGetDevice (gemm_launch_pdl.h, every_device).
+  const bool all_raised = every_device(raised.load(std::memory_order_acquire));
+  if (!all_raised && (e = cudaGetDevice(&dev)) != cudaSuccess) return e;
   const unsigned long long bit = 1ull << (dev & 63);
-  if (!(raised.load(std::memory_order_acquire) & bit)) {
+  if (!all_raised && !(raised.load(std::memory_order_acquire) & bit)) {
     e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
     if (e != cudaSuccess) return e;
     if constexpr (CL > 1) {

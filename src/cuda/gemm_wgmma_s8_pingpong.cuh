@@ -36,6 +36,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "core/knobs.h"
 #include "cuda/gemm_wgmma_epilogue.cuh"
 
 namespace tc::cuda {
@@ -160,9 +161,10 @@ __global__ void __launch_bounds__(384, 1)
 }
 
 // TC_S8_PINGPONG (see the header comment) for `units` 128 x 128 work units on `grid` CTAs;
-// read per call so that one process can A/B it. The planner may ask the same question.
+// read per call (a cached load, core/knobs.h) so that one process can A/B it. The planner may
+// ask the same question.
 inline bool s8_pingpong_wanted(long long units, int grid) {
-  const char* v = std::getenv("TC_S8_PINGPONG");
+  const char* v = knobs::get(knobs::kS8Pingpong);
   if (v && std::strcmp(v, "0") == 0) return false;
   if (v && std::strcmp(v, "1") == 0) return true;
   return units >= 2ll * grid;

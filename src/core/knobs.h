@@ -1,0 +1,123 @@
+// The TC_* knobs that the CUDA GEMM path reads on every call (planners, launchers), cached per
+// thread. A 256^3 GEMM is launch bound: a dozen getenv calls per call (each a scan of the
+// environment with a string comparison per entry) were about a microsecond of its ~5 us of host
+// time. Here a knob read is an array load, and the cache follows the environment by itself:
+//   - refresh() hashes the environment's entry addresses (no string is read; ~1 ns per entry)
+//     and reads every knob again with getenv only when that hash changed. setenv() and
+//     unsetenv() always change an address (glibc gives each distinct "NAME=value" its own
+//     string and never frees one), so a test or a lab that sets a knob between two calls needs
+//     no reload hook. A knob edited in place in a putenv()'d buffer is not noticed (POSIX leaves
+//     that unspecified), as in the dispatch memo (core/dispatch_memo.h).
+//   - get() outside a Scope refreshes first (correct anywhere, e.g. a planner called directly by
+//     a test); inside a Scope (the API's GEMM entry points, a quantized row's run) the Scope
+//     refreshed once and get() only loads. The environment must not change while a Scope is open
+//     on the thread (it never does inside a tc call).
+// Header-only and trivially initialized thread-local state (no TLS guard on access), so every
+// binary that compiles a planner (libtc, the ping-pong test, the lab) has its own working copy.
+#pragma once
+
+#include <unistd.h>
+
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+
+namespace tc::knobs {
+
+enum Id : int {
+  kGemmPdl,             // TC_GEMM_PDL=0: no programmatic dependent launch (gemm_launch_pdl.h)
+  kWgmmaEpilogue,       // TC_WGMMA_EPILOGUE=direct: no TMA-store epilogue (wgmma, tf32x3)
+  kWgmmaSwap,           // TC_WGMMA_SWAP=1 / 0: force / forbid the swapped orientation
+  kWgmmaVariant,        // TC_WGMMA_VARIANT=n: a fixed variant in place of the heuristic
+  kWgmmaClusterSplitk,  // TC_WGMMA_CLUSTER_SPLITK=1: in-cluster split-K
+  kWgmmaPack128,        // TC_WGMMA_PACK128=1 / 0: force / forbid 128-byte re-pitching
+  kWgmmaPack,           // TC_WGMMA_PACK=vec: the vectorized re-pitching copy
+  kUse128Tile,          // TC_USE_128_TILE=1: the 128 x 256 tile
+  kS8Pingpong,          // TC_S8_PINGPONG=1 / 0: int8 ping-pong kernel always / never
+  kSkinnyBulk,          // TC_SKINNY_BULK=1 / 0
+  kSkinnyPrefetch,      // TC_SKINNY_PREFETCH=1
+  kSkinnyPersist,       // TC_SKINNY_PERSIST=1
+  kSkinnyBulkPrefetch,  // TC_SKINNY_BULK_PREFETCH=0
+  kCount
+};
+
+inline constexpr const char* kNames[kCount] = {"TC_GEMM_PDL",
+                                               "TC_WGMMA_EPILOGUE",
+                                               "TC_WGMMA_SWAP",
+                                               "TC_WGMMA_VARIANT",
+                                               "TC_WGMMA_CLUSTER_SPLITK",
+                                               "TC_WGMMA_PACK128",
+                                               "TC_WGMMA_PACK",
+                                               "TC_USE_128_TILE",
+                                               "TC_S8_PINGPONG",
+                                               "TC_SKINNY_BULK",
+                                               "TC_SKINNY_PREFETCH",
+                                               "TC_SKINNY_PERSIST",
+                                               "TC_SKINNY_BULK_PREFETCH"};
+
+struct State {
+  uint64_t stamp;             // env_stamp() when `value` was read; 0: never read
+  int depth;                  // open Scopes on this thread
+  bool checked;               // refreshed since the outermost Scope opened
+  const char* value[kCount];  // getenv(kNames[i]) at that time (nullptr: unset)
+};
+inline thread_local State t_state{};  // constant-initialized: no TLS guard
+
+// A hash of the environment's entry addresses and count; never 0.
+inline uint64_t env_stamp() {
+  uint64_t sum = 0, mixed = 0, n = 0;
+  for (char** e = environ; e != nullptr && *e != nullptr; ++e, ++n) {
+    const uint64_t a = reinterpret_cast<uintptr_t>(*e);
+    sum += a;                                // independent per entry: the loop pipelines
+    mixed ^= a * 0x9e3779b97f4a7c15ull + n;  // order-sensitive (unsetenv shifts entries)
+  }
+  const uint64_t h =
+      (sum * 0xff51afd7ed558ccdull) ^ mixed ^ (n << 56) ^ reinterpret_cast<uintptr_t>(environ);
+  return h != 0 ? h : 1;
+}
+
+// Re-reads the knobs when the environment changed since the last read on this thread.
+inline void refresh() {
+  State& s = t_state;
+  const uint64_t stamp = env_stamp();
+  if (stamp == s.stamp) return;
+  for (int i = 0; i < kCount; ++i) s.value[i] = std::getenv(kNames[i]);
+  s.stamp = stamp;
+}
+
+// Opens a span in which get() refreshes once, at its first use (a call that reads no knob, a
+// cuBLASLt row, pays nothing), and then trusts it (see the header comment).
+class Scope {
+ public:
+  Scope() {
+    if (t_state.depth++ == 0) t_state.checked = false;
+  }
+  ~Scope() { --t_state.depth; }
+  Scope(const Scope&) = delete;
+  Scope& operator=(const Scope&) = delete;
+};
+
+// What std::getenv(kNames[id]) returns (an empty value included).
+inline void refresh_unless_scoped() {
+  State& s = t_state;
+  if (s.depth > 0 && s.checked) return;
+  refresh();
+  s.checked = s.depth > 0;
+}
+inline const char* get(Id id) {
+  refresh_unless_scoped();
+  return t_state.value[id];
+}
+// Whether the knob is set to exactly `value`.
+inline bool is(Id id, const char* value) {
+  const char* v = get(id);
+  return v != nullptr && std::strcmp(v, value) == 0;
+}
+// The stamp of the values get() returns now: plans cached under it are replanned when a knob
+// (or anything else in the environment) changes.
+inline uint64_t stamp() {
+  refresh_unless_scoped();
+  return t_state.stamp;
+}
+
+}  // namespace tc::knobs
