@@ -17,7 +17,7 @@ tc_gemm_batched_desc single(const tc_gemm_desc& d) {
 
 tc_status_t run_sync(tc_context* ctx, const tc_gemm_batched_desc& bd, tc_buffer* A, tc_buffer* B,
                      tc_buffer* C) {
-  const tc::knobs::Scope knobs;
+  const tc::knobs::Scope knob_scope;
   tc::GemmProblem p;
   TC_TRY(tc::validate_gemm(ctx, bd, A, B, C, nullptr, &p));
   const tc::GemmRow* row = tc::pick_gemm_row(p);
@@ -34,7 +34,7 @@ tc_status_t run_sync(tc_context* ctx, const tc_gemm_batched_desc& bd, tc_buffer*
 tc_status_t run_async(tc_context* ctx, const tc_gemm_batched_desc& bd, tc_buffer* A, tc_buffer* B,
                       tc_buffer* C, tc_stream* stream) {
   if (stream == nullptr) return tc::fail(TC_ERROR_NULL_POINTER, "argument stream is NULL");
-  const tc::knobs::Scope knobs;
+  const tc::knobs::Scope knob_scope;
   tc::GemmProblem p;
   TC_TRY(tc::validate_gemm(ctx, bd, A, B, C, stream, &p));
   const tc::GemmRow* row = tc::pick_gemm_row(p);

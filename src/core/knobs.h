@@ -1,7 +1,8 @@
-// The TC_* knobs that the CUDA GEMM path reads on every call (planners, launchers), cached per
-// thread. A 256^3 GEMM is launch bound: a dozen getenv calls per call (each a scan of the
-// environment with a string comparison per entry) were about a microsecond of its ~5 us of host
-// time. Here a knob read is an array load, and the cache follows the environment by itself:
+// The TC_* knobs that the CUDA GEMM path and the quantized bulk GEMV read on every call
+// (planners, launchers), cached per thread. A 256^3 GEMM is launch bound: a dozen getenv calls per
+// call (each a scan of the environment with a string comparison per entry) were about a microsecond
+// of its ~5 us of host time. Here a knob read is an array load, and the cache follows the
+// environment by itself:
 //   - refresh() hashes the environment's entry addresses (no string is read; ~1 ns per entry)
 //     and reads every knob again with getenv only when that hash changed. setenv() and
 //     unsetenv() always change an address (glibc gives each distinct "NAME=value" its own
@@ -9,7 +10,7 @@
 //     no reload hook. A knob edited in place in a putenv()'d buffer is not noticed (POSIX leaves
 //     that unspecified), as in the dispatch memo (core/dispatch_memo.h).
 //   - get() outside a Scope refreshes first (correct anywhere, e.g. a planner called directly by
-//     a test); inside a Scope (the API's GEMM entry points, a quantized row's run) the Scope
+//     a test); inside a Scope (the API's GEMM entry points, the bulk GEMV row's run) the Scope
 //     refreshed once and get() only loads. The environment must not change while a Scope is open
 //     on the thread (it never does inside a tc call).
 // Header-only and trivially initialized thread-local state (no TLS guard on access), so every
@@ -38,6 +39,20 @@ enum Id : int {
   kSkinnyPrefetch,      // TC_SKINNY_PREFETCH=1
   kSkinnyPersist,       // TC_SKINNY_PERSIST=1
   kSkinnyBulkPrefetch,  // TC_SKINNY_BULK_PREFETCH=0
+  // The quantized bulk GEMV (gemv_quant_bulk.cu, docs/quant.md): A/B switches and diagnostics.
+  kQuantBulkSmemKb,
+  kQuantBulkStages,
+  kQuantBulkFirst,
+  kQuantBulkRp,
+  kQuantBulkDot,
+  kQuantBulkPace,
+  kQuantBulkXpairs,
+  kQuantBulkCtas,
+  kQuantBulkWarps,
+  kQuantBulkXreg,
+  kQuantBulkAblate,
+  kQuantBulkVerbose,
+  kQuantBulkTrace,
   kCount
 };
 
@@ -53,7 +68,20 @@ inline constexpr const char* kNames[kCount] = {"TC_GEMM_PDL",
                                                "TC_SKINNY_BULK",
                                                "TC_SKINNY_PREFETCH",
                                                "TC_SKINNY_PERSIST",
-                                               "TC_SKINNY_BULK_PREFETCH"};
+                                               "TC_SKINNY_BULK_PREFETCH",
+                                               "TC_QUANT_BULK_SMEM_KB",
+                                               "TC_QUANT_BULK_STAGES",
+                                               "TC_QUANT_BULK_FIRST",
+                                               "TC_QUANT_BULK_RP",
+                                               "TC_QUANT_BULK_DOT",
+                                               "TC_QUANT_BULK_PACE",
+                                               "TC_QUANT_BULK_XPAIRS",
+                                               "TC_QUANT_BULK_CTAS",
+                                               "TC_QUANT_BULK_WARPS",
+                                               "TC_QUANT_BULK_XREG",
+                                               "TC_QUANT_BULK_ABLATE",
+                                               "TC_QUANT_BULK_VERBOSE",
+                                               "TC_QUANT_BULK_TRACE"};
 
 struct State {
   uint64_t stamp;             // env_stamp() when `value` was read; 0: never read

@@ -16,12 +16,14 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <mutex>
 #include <set>
 #include <tuple>
 
+#include "core/knobs.h"
 #include "cuda/gemm_launch_pdl.h"
 #include "cuda/gemv_quant_bulk_trace.cuh"
 #include "cuda/gemv_quant_bulk_units.cuh"
@@ -216,8 +218,9 @@ struct Config {
   bool xpairs = true;  // TC_QUANT_BULK_XPAIRS=0: X in rounds of one item per thread
   int pace = 0;        // TC_QUANT_BULK_PACE=d: at most d stages in flight (0: no pacing)
 };
-int env_int(const char* name, int fallback) {
-  const char* v = std::getenv(name);
+// A knob's integer value (core/knobs.h: read once per call inside the row's knobs::Scope).
+int env_int(knobs::Id knob, int fallback) {
+  const char* v = knobs::get(knob);
   return v && v[0] ? std::atoi(v) : fallback;
 }
 // One CTA per SM: TC_QUANT_BULK_SMEM_KB (ring + X cap, default 227: at K = 11008 the 8
@@ -236,35 +239,35 @@ int env_int(const char* name, int fallback) {
 // step FIRST 3, 4, 5 measured equal within the noise, 0, 2 and 6 slower (20:18-20:23 UTC).
 Config one_cta(int warps, bool paced) {
   Config c{warps, 1, kSmemCap1};
-  const int kb = env_int("TC_QUANT_BULK_SMEM_KB", 227);
+  const int kb = env_int(knobs::kQuantBulkSmemKb, 227);
   c.cap = size_t(std::clamp(kb, 64, 227)) * 1024;
-  c.stages = std::clamp(env_int("TC_QUANT_BULK_STAGES", 8), 2, kMaxStages);
-  c.first = std::max(env_int("TC_QUANT_BULK_FIRST", paced ? 0 : 4), 0);
-  c.rp = env_int("TC_QUANT_BULK_RP", 0);
-  c.n16 = env_int("TC_QUANT_BULK_DOT", 1) != 0;
-  c.pace = std::max(env_int("TC_QUANT_BULK_PACE", paced ? 2 : 0), 0);
+  c.stages = std::clamp(env_int(knobs::kQuantBulkStages, 8), 2, kMaxStages);
+  c.first = std::max(env_int(knobs::kQuantBulkFirst, paced ? 0 : 4), 0);
+  c.rp = env_int(knobs::kQuantBulkRp, 0);
+  c.n16 = env_int(knobs::kQuantBulkDot, 1) != 0;
+  c.pace = std::max(env_int(knobs::kQuantBulkPace, paced ? 2 : 0), 0);
   return c;
 }
 // TC_QUANT_BULK_XPAIRS=0 (A/B): X quantized in rounds of one item per thread, as before the
 // fifth session (quantize_x: two items a thread where X has more items than threads).
 Config config(int M, tc_dtype_t w) {
-  const bool xpairs = env_int("TC_QUANT_BULK_XPAIRS", 1) != 0;
+  const bool xpairs = env_int(knobs::kQuantBulkXpairs, 1) != 0;
   if (M > 1) {  // M > 1: registers for X
     Config c = one_cta(8, false);
     c.xpairs = xpairs;
     return c;
   }
-  if (env_int("TC_QUANT_BULK_CTAS", 1) == 2) {  // as measured: no wait for X
+  if (env_int(knobs::kQuantBulkCtas, 1) == 2) {  // as measured: no wait for X
     Config c{16, 2, kSmemCap2};
     c.first = 0;
     c.xpairs = xpairs;
     // Not measured with pacing: two CTAs per SM lost to their shallow ring (<= 113 KB), which
     // matters less when only 2 stages need to be in flight (an A/B for the next device run).
-    c.pace = std::max(env_int("TC_QUANT_BULK_PACE", 0), 0);
+    c.pace = std::max(env_int(knobs::kQuantBulkPace, 0), 0);
     return c;
   }
-  Config c = one_cta(env_int("TC_QUANT_BULK_WARPS", 16) == 8 ? 8 : 16, w != TC_DTYPE_Q8_0);
-  c.xreg = c.warps == 16 && env_int("TC_QUANT_BULK_XREG", 1) == 1;
+  Config c = one_cta(env_int(knobs::kQuantBulkWarps, 16) == 8 ? 8 : 16, w != TC_DTYPE_Q8_0);
+  c.xreg = c.warps == 16 && env_int(knobs::kQuantBulkXreg, 1) == 1;
   c.xpairs = xpairs;
   return c;
 }
@@ -323,14 +326,21 @@ template <int FMT, int MT, int CW, int MINB, int XR = 0, bool N16 = true>
 tc_status_t launch_fmt(const Args& a, const Config& c, cudaStream_t s) {
   auto* kernel = bulk_gemv_kernel<FMT, MT, CW, MINB, XR, N16>;
   const Geo g = geometry(a, MT, c);
-  if (const tc_status_t st = prepare(reinterpret_cast<const void*>(kernel), MINB == 2);
-      st != TC_SUCCESS)
-    return st;
+  // Prepared on every device already: no cudaGetDevice, lock or set lookup per launch.
+  static std::atomic<unsigned long long> prepared{0};  // bit per device
+  if (!every_device(prepared.load(std::memory_order_acquire))) {
+    if (const tc_status_t st = prepare(reinterpret_cast<const void*>(kernel), MINB == 2);
+        st != TC_SUCCESS)
+      return st;
+    int dev = 0;
+    if (cudaGetDevice(&dev) == cudaSuccess)
+      prepared.fetch_or(1ull << (dev & 63), std::memory_order_acq_rel);
+  }
   const int64_t tiles = (int64_t(a.N) + g.R - 1) / g.R;
-  const int ablate = env_int("TC_QUANT_BULK_ABLATE", kFull);
+  const int ablate = env_int(knobs::kQuantBulkAblate, kFull);
   const int grid = int(std::min<int64_t>(tiles, sm_count()));
   unsigned long long* trace = bulk_trace::slot(a.N, a.K, grid, FMT);
-  if (env_int("TC_QUANT_BULK_VERBOSE", 0) == 1) {
+  if (env_int(knobs::kQuantBulkVerbose, 0) == 1) {
     static std::mutex mu;
     static std::set<std::tuple<const void*, int, int>> seen;
     std::lock_guard lock(mu);

@@ -21,6 +21,8 @@
 #include <string>
 #include <vector>
 
+#include "core/knobs.h"
+
 namespace tc::cuda::quant::bulk_trace {
 
 constexpr int kTraceWords = 8, kTraceSlots = 1024, kTraceCtas = 256;
@@ -69,7 +71,7 @@ inline void dump() {
 // The buffer is allocated by the first traced launch, which must not be inside a stream
 // capture (the decode benchmark queues each step once before capturing it).
 inline unsigned long long* slot(int N, int K, int grid, int format) {
-  const char* p = std::getenv("TC_QUANT_BULK_TRACE");
+  const char* p = knobs::get(knobs::kQuantBulkTrace);
   if (!p || !p[0] || grid > kTraceCtas) return nullptr;
   State& t = state();
   std::lock_guard lock(t.mu);

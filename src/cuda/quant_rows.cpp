@@ -7,6 +7,7 @@
 
 #include "core/dispatch.h"
 #include "core/error.h"
+#include "core/knobs.h"
 #include "cuda/device.h"
 #include "cuda/quant_kernels.h"
 #include "cuda/quant_mma_b32.h"
@@ -240,6 +241,9 @@ tc_status_t mma_bulk_run(const tc::quant::MatmulProblem& p) {
   return with_workspace(p, kMmaBulkWork);
 }
 tc_status_t gemv_bulk_run(const tc::quant::MatmulProblem& p) {
+  // The launcher reads about a dozen TC_QUANT_BULK_* knobs per call: one check of the
+  // environment for all of them (core/knobs.h).
+  const knobs::Scope knob_scope;
   return kq::launch_gemv_bulk(args(p), p.stream);
 }
 
