@@ -28,9 +28,9 @@ void alternating_median_ms(cudaStream_t stream, std::span<const Launch* const> l
 // The same for one launch.
 double median_ms(cudaStream_t stream, const Launch& launch, double min_seconds);
 
-// Host microseconds to queue one `launch(i)`: a burst of calls timed with the wall clock after
-// the stream drained (the GPU queue absorbs them), then the stream is drained again. -1 when a
-// launch fails.
+// Host microseconds to queue one `launch(i)`: the median of 5 bursts of 40 calls, each timed
+// with the wall clock after the stream drained (the GPU queue absorbs them; one burst of 200
+// moved by up to 1.5x with the host's drift, H200 2026-11-30). -1 when a launch fails.
 double host_us_per_call(cudaStream_t stream, const std::function<bool(int)>& launch);
 
 }  // namespace tc::bench
