@@ -55,6 +55,7 @@ XConv xconv_knob() {
 struct Geo {
   int nx = 32, nw = 4, tiles = 0, splits = 1, per = 0;
   bool xin = true;
+  bool pair = false;  // W boxes of two stages (Cfg::PAIR; wbox_pair())
   size_t x_bytes = 0, cnt_bytes = 0, work = 0;
 };
 
@@ -69,10 +70,20 @@ struct Geo {
 // ways in clusters measured 14.1 us against 15.8 for 8 ways with the workspace fixup, at
 // M = 16 12.5 against 11.9).
 constexpr int kFixed = 4, kMaxSplits = b32::kMaxSplits;
+
+// W boxes of two stages (256 k of a row per TMA row, Cfg::PAIR) with TC_QUANT_B32_WBOX=pair
+// (A/B; 4 consumer warpgroups only): the splits are then even for every format, so that each
+// CTA's boxes start on an even stage (16-byte aligned for Q4_0 / Q8_0).
+bool wbox_pair() {
+  const char* v = std::getenv("TC_QUANT_B32_WBOX");
+  return v && std::strcmp(v, "pair") == 0;
+}
+
 Geo geometry(const Args& a, size_t cap) {
   Geo g;
   g.nx = a.M <= 16 ? 16 : 32;
   g.nw = warpgroups();
+  g.pair = g.nw == 4 && wbox_pair();
   const XConv xconv = xconv_knob();
   const int rows = 64 * g.nw, nks = a.K / b32::kBK;
   g.tiles = (std::max(a.N, 1) + rows - 1) / rows;
@@ -84,7 +95,8 @@ Geo geometry(const Args& a, size_t cap) {
   };
   const char* even_knob = std::getenv("TC_QUANT_B32_EVEN");
   const int even =
-      a.w_dtype == TC_DTYPE_Q4_K || (even_knob && std::strcmp(even_knob, "1") == 0) ? 2 : 1;
+      a.w_dtype == TC_DTYPE_Q4_K || g.pair || (even_knob && std::strcmp(even_knob, "1") == 0) ? 2
+                                                                                              : 1;
   auto per_of = [&](int splits) { return ((nks + splits - 1) / splits + even - 1) / even * even; };
   const int sms = std::max(1, sm_count());
   int forced = 0;
@@ -120,16 +132,19 @@ size_t cap_of(const Args& a) {
 }
 
 // W as a 2-D byte tensor [N][row bytes] read in unswizzled boxes of `box` bytes (80: Q4_0 /
-// Q4_K, 144: Q8_0) x `rows` rows (out-of-range bytes and rows read as zero): the prefill
-// kernel's map with a taller box.
+// Q4_K, 144: Q8_0; pairs 144 / 272) x `rows` rows (out-of-range bytes and rows read as zero):
+// the prefill kernel's map with a taller box. A box row is at most 256 elements, so boxes
+// wider than 256 bytes count 2-byte elements (the kernel's coordinates then too).
 bool encode_w(TmaMap* map, const void* w, size_t row_bytes, int n, uint32_t box, uint32_t rows) {
   auto enc = tma_encoder();
   if (!enc || !tma_pitch_ok(row_bytes) || !tma_base_ok(w)) return false;
-  cuuint64_t dims[3] = {row_bytes, cuuint64_t(n), 1};
+  const uint32_t e = box > 256 ? 2 : 1;
+  cuuint64_t dims[3] = {row_bytes / e, cuuint64_t(n), 1};
   cuuint64_t strides[2] = {row_bytes, row_bytes * cuuint64_t(n)};
-  cuuint32_t boxes[3] = {box, rows, 1};
+  cuuint32_t boxes[3] = {box / e, rows, 1};
   cuuint32_t estr[3] = {1, 1, 1};
-  return enc(reinterpret_cast<CUtensorMap*>(map), CU_TENSOR_MAP_DATA_TYPE_UINT8, 3,
+  return enc(reinterpret_cast<CUtensorMap*>(map),
+             e == 2 ? CU_TENSOR_MAP_DATA_TYPE_UINT16 : CU_TENSOR_MAP_DATA_TYPE_UINT8, 3,
              const_cast<void*>(w), dims, strides, boxes, estr, CU_TENSOR_MAP_INTERLEAVE_NONE,
              CU_TENSOR_MAP_SWIZZLE_NONE, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
              CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
@@ -213,6 +228,10 @@ tc_status_t launch_cfg(const Args& a, const Geo& g, cudaStream_t s) {
   b32::Params p{a.M,   a.N,     a.K,     g.tiles,     g.splits,
                 g.per, fixup,   g.xin,   cluster,     static_cast<const float*>(a.x),
                 a.y,   nullptr, nullptr, next_token()};
+  // TC_QUANT_B32_WBATCH=n: the W boxes of n stages issued together (Params::batch; A/B).
+  if (const char* v = std::getenv("TC_QUANT_B32_WBATCH")) p.batch = std::max(1, std::atoi(v));
+  const char* abl = std::getenv("TC_QUANT_B32_ABLATE");  // measurement only: Y is not computed
+  p.stream_only = abl && std::strcmp(abl, "stream") == 0;
   if (g.splits > 1) {
     p.cnt = reinterpret_cast<unsigned long long*>(work + g.x_bytes);
     p.part = reinterpret_cast<float*>(work + g.x_bytes + g.cnt_bytes);
@@ -244,6 +263,8 @@ tc_status_t launch_cfg(const Args& a, const Geo& g, cudaStream_t s) {
 // F<C>(...) for the configuration of `g` (format FMT).
 template <int FMT, template <class> class F, class... T>
 auto with_cfg(const Geo& g, T&&... t) {
+  if (g.pair)
+    return g.nx == 16 ? F<Cfg<FMT, 4, 16, true>>::run(t...) : F<Cfg<FMT, 4, 32, true>>::run(t...);
   if (g.nw == 2) return g.nx == 16 ? F<Cfg<FMT, 2, 16>>::run(t...) : F<Cfg<FMT, 2, 32>>::run(t...);
   return g.nx == 16 ? F<Cfg<FMT, 4, 16>>::run(t...) : F<Cfg<FMT, 4, 32>>::run(t...);
 }

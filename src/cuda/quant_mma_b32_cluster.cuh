@@ -46,8 +46,7 @@ __device__ __forceinline__ void finish_cluster(const Params& P, const float (&d)
   // Floats between X rows of the partial: + 4 shifts each of a warp's 4 X rows by 8 banks, so
   // that the accumulator stores do not conflict; rows stay 16-byte aligned for the reads.
   constexpr int kPitch = C::kRows + 4;
-  static_assert(size_t(C::NX) * kPitch * 4 <= size_t(C::kStages) * C::kStageBytes,
-                "the partial tile fits in the ring");
+  static_assert(size_t(C::NX) * kPitch * 4 <= C::kRingBytes, "the partial tile fits in the ring");
   float* red = reinterpret_cast<float*>(smem);
   const int t = threadIdx.x % 128, cw = threadIdx.x / 128 - 1;
   const int rr = 64 * cw + 16 * (t / 32) + (t % 32) / 4, mb = 2 * (t % 4);

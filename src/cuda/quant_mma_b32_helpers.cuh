@@ -83,7 +83,7 @@ __device__ __forceinline__ void helpers(const Params& P, uint8_t* xs, const uint
       for (int row = h; row < C::kRows; row += NH) {
         alignas(16) uint8_t hb[16];
         *reinterpret_cast<uint4*>(hb) =
-            *reinterpret_cast<const uint4*>(ws + slot * C::kWSlot + row * C::kWBox);
+            *reinterpret_cast<const uint4*>(ws + C::w_off(slot) + row * C::kWBox);
         q4k_slot_row<0>(hb, ss + slot * C::kScaleSlot + row * 32);
         q4k_slot_row<1>(hb, ss + ((kb + 1) % S) * C::kScaleSlot + row * 32);
       }

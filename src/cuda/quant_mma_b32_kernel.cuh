@@ -16,6 +16,10 @@
 //    read less of it: at NW = 4, NX = 32, 0.44 bytes of X per byte of Q4_0).
 //  - Stage: 128 k (two 64-k X boxes, 128B-swizzled, and one W box per row: 80 bytes for Q4_0 /
 //    Q4_K as in the prefill kernel, 144 for Q8_0, quant_mma_b32_q8.cuh), up to 8 stages.
+//    TC_QUANT_B32_WBOX=pair (A/B): one W box per row for two stages (256 k: 144 bytes Q4_0 /
+//    Q4_K, 272 Q8_0, 16-byte aligned at even stages, so the splits are even): half the TMA
+//    rows, whole 32-byte sectors, for the question whether the W stream at full load (~2.4
+//    TB/s of Q4_0 on the H200 whatever the CTA count) is capped by short per-row pieces.
 //  - K split where the W tiles alone leave SMs idle (N = 4096: 16 tiles of 256 rows): where
 //    every cluster fits at once, the splits of a tile are one thread-block cluster and add
 //    their partials over DSMEM (quant_mma_b32_cluster.cuh; grid splits x tiles); elsewhere
@@ -49,19 +53,27 @@ namespace tc::cuda::quant::b32 {
 
 using namespace tc::tile;
 
-template <int FMT_, int NW_, int NX_>
+template <int FMT_, int NW_, int NX_, bool PAIR_ = false>
 struct Cfg {
   static constexpr int FMT = FMT_, NW = NW_, NX = NX_;
   static constexpr int kRows = 64 * NW, kThreads = 128 * (NW + 1);
   static constexpr int kXHalf = NX * 128, kXStage = 2 * kXHalf;  // two {64 k, NX rows} boxes
-  // Bytes of a W row per stage: Q4_0 / Q4_K the prefill kernel's 80-byte box, Q8_0 144
-  // (quant_mma_b32_q8.cuh).
-  static constexpr int kWBox = FMT == kQ8_0 ? 144 : 80;
-  static constexpr int kWSlot = kRows * kWBox;
+  // W box: one stage (128 k) of a row, or with PAIR two (256 k: the header comment has why).
+  // Bytes of a box row, which is the row pitch in shared memory: one stage, Q4_0 / Q4_K the
+  // prefill kernel's 80-byte box, Q8_0 144 (quant_mma_b32_q8.cuh); a pair 144 (Q4_0: 2 x 72
+  // from 144 kg / 2, Q4_K: the whole block) or 272 (Q8_0). Pitches 80, 144 and 272 put the 8
+  // rows a warp's gather reads in distinct banks (160 or 288 would not).
+  static constexpr bool PAIR = PAIR_;
+  static constexpr int kPer = PAIR ? 2 : 1;  // stages per W box
+  static constexpr int kWBox = PAIR ? (FMT == kQ8_0 ? 272 : 144) : (FMT == kQ8_0 ? 144 : 80);
+  static constexpr int kWSlot = kRows * kWBox;  // one box
+  // PAIR: where the second stage of a box begins in its rows.
+  static constexpr int kWHalf = FMT == kQ4_0 ? 72 : FMT == kQ8_0 ? 136 : 64;
   // Q4_K: per stage, row and k64 sub-step {s lo, s hi, -m lo, -m hi} (half2), by the helpers.
   static constexpr int kScaleSlot = FMT == kQ4_K ? kRows * 32 : 0;
-  static constexpr int kStageBytes = kXStage + kWSlot + kScaleSlot;
-  static constexpr int kFit = (225 * 1024) / kStageBytes > 8 ? 8 : (225 * 1024) / kStageBytes;
+  static constexpr int kStageBytes = kXStage + kScaleSlot + kWSlot / kPer;
+  static constexpr int kUnits = (225 * 1024) / (kPer * (kXStage + kScaleSlot) + kWSlot);
+  static constexpr int kFitAll = kUnits * kPer, kFit = kFitAll > 8 ? 8 : kFitAll;
   // Q4_K: an even ring. The helpers write the scales of stage kb + 1 at even stage kb
   // (quant_mma_b32_helpers.cuh); for kb >= S the wait on full[kb % S] orders that after the
   // consumers read the slot's previous scales (they release stage kb - S after loading the
@@ -70,10 +82,16 @@ struct Cfg {
   // next phase early (wrong Y or a hang). Found in review (2026-11-29): Q4_K at M <= 16 had
   // S = 7; M 17..32 (S = 6) ran and passed on the H200. An even S never reaches that case.
   static constexpr int kStages = FMT == kQ4_K ? kFit & ~1 : kFit;
+  static constexpr size_t kRingBytes = size_t(kStages) * kStageBytes;
   static constexpr int kHelperFirst = 32, kHelpers = 96;  // warps 1..3 (quant_mma_b32_helpers)
-  static constexpr size_t kSmem = 1024 + size_t(kStages) * kStageBytes + 4 * kStages * 8 + 16;
+  static constexpr size_t kSmem = 1024 + kRingBytes + 4 * kStages * 8 + 16;
+  // Offset of stage slot `stage`'s W rows from the W area (row r at + r kWBox).
+  static __host__ __device__ constexpr int w_off(int stage) {
+    return stage / kPer * kWSlot + (PAIR ? stage % 2 * kWHalf : 0);
+  }
   static_assert(kSmem <= 227 * 1024, "shared memory per block");
   static_assert(kStages >= 3, "ring depth");
+  static_assert(kStages % kPer == 0, "whole W boxes in the ring");
   static_assert(FMT != kQ4_K || kStages % 2 == 0,
                 "Q4_K: the helpers' scale pairs need an even ring");
 };
@@ -100,6 +118,12 @@ struct Params {
   // before (garbage in the workspace would have to equal this launch's 56-bit token).
   unsigned long long* cnt;
   unsigned long long token;  // nonzero, < 2^56, new for every launch (graph replays: the same)
+  // Stages whose W boxes the producer issues together (it waits until all their slots are
+  // free): the DRAM sees a row's pieces of `batch` stages at once (TC_QUANT_B32_WBATCH, A/B).
+  int batch = 1;
+  // Measurement only (TC_QUANT_B32_ABLATE=stream): the consumers release every stage as soon
+  // as it lands and compute nothing (Y is garbage): what the W and X stream alone costs.
+  bool stream_only = false;
 };
 
 // Q4_0 fragments as q4_0_frags (quant_prefill_wgmma.cuh) with one shift per word instead of
@@ -126,6 +150,23 @@ __device__ __forceinline__ void q4_0_frags_hi16(const Q4Raw& raw, uint32_t (&lo)
   }
 }
 
+// Params::stream_only: wait for each stage (and what the helpers add to it), release it.
+template <class C>
+__device__ __forceinline__ void consume_nothing(mbarrier* full, mbarrier* empty, mbarrier* sfull,
+                                                mbarrier* xfull, bool xin, int nk,
+                                                float (&d)[C::NX / 2]) {
+  constexpr int S = C::kStages;
+  for (int kb = 0; kb < nk; ++kb) {
+    const int stage = kb % S;
+    mbar_wait(&full[stage], (kb / S) & 1);
+    if (xin) mbar_wait(&xfull[stage], (kb / S) & 1);
+    if (C::FMT == kQ4_K) mbar_wait(&sfull[stage], (kb / S) & 1);
+    if (threadIdx.x % 32 == 0) mbar_arrive(&empty[stage]);
+  }
+#pragma unroll
+  for (int r = 0; r < C::NX / 2; ++r) d[r] = 0.f;
+}
+
 // Consumer warpgroup cw: W rows 64 cw .. + 63 of the tile, stages kb0 .. kb0 + nk - 1 of K.
 template <class C>
 __device__ __forceinline__ void consume(uint8_t* xs, uint8_t* ws, const uint8_t* ss, mbarrier* full,
@@ -139,10 +180,14 @@ __device__ __forceinline__ void consume(uint8_t* xs, uint8_t* ws, const uint8_t*
     const int stage = kb % S, kg = kb0 + kb;
     mbar_wait(&full[stage], (kb / S) & 1);
     if (xin) mbar_wait(&xfull[stage], (kb / S) & 1);
-    // Where the stage begins in its W box: Q4_0 / Q8_0 boxes start at 72 kg / 136 kg rounded
-    // down to 16 bytes, Q4_K's at a block's start or its byte 64 (qs from byte 16 of the box).
-    const int w0 = FMT == kQ4_0 ? (72 * kg) % 16 : FMT == kQ8_0 ? (136 * kg) % 16 : 16;
-    const uint8_t* wrow = ws + stage * C::kWSlot + row * C::kWBox + w0;
+    // Where the stage begins in its W rows: Q4_0 / Q8_0 one-stage boxes start at 72 kg /
+    // 136 kg rounded down to 16 bytes, pair boxes at the stage (C::w_off); Q4_K's at a
+    // block's start or its byte 64 (qs from byte 16 of the box).
+    const int w0 = FMT == kQ4_K   ? 16
+                   : C::PAIR      ? 0
+                   : FMT == kQ4_0 ? (72 * kg) % 16
+                                  : (136 * kg) % 16;
+    const uint8_t* wrow = ws + C::w_off(stage) + row * C::kWBox + w0;
     // The stage's B descriptor; the sub-steps' and k16 steps' offsets are added to its address
     // field (bits 0-13, in 16-byte units: shared addresses < 256 KB cannot carry out of it).
     // Built per wgmma with make_smem_desc_sw128, it cost ~6 uniform instructions each.
@@ -246,9 +291,9 @@ __global__ void __launch_bounds__(C::kThreads, 1)
   constexpr int FMT = C::FMT, S = C::kStages;
   extern __shared__ uint8_t smem_raw[];
   uint8_t* smem = smem_raw + ((1024 - (smem_addr(smem_raw) & 1023)) & 1023);
-  uint8_t* xs = smem;                   // S x kXStage, 1024-aligned (swizzle atoms)
-  uint8_t* ws = smem + S * C::kXStage;  // S x kWSlot
-  uint8_t* ss = ws + S * C::kWSlot;     // Q4_K: S x kScaleSlot
+  uint8_t* xs = smem;                          // S x kXStage, 1024-aligned (swizzle atoms)
+  uint8_t* ws = smem + S * C::kXStage;         // S / kPer x kWSlot
+  uint8_t* ss = ws + S / C::kPer * C::kWSlot;  // Q4_K: S x kScaleSlot
   auto* full = reinterpret_cast<mbarrier*>(ss + S * C::kScaleSlot);
   mbarrier* empty = full + S;
   mbarrier* sfull = empty + S;
@@ -274,15 +319,21 @@ __global__ void __launch_bounds__(C::kThreads, 1)
   const int tid = threadIdx.x;
   float d[C::NX / 2];
   const bool consumer = tid >= 128;
-  if (consumer) {
+  if (consumer && P.stream_only) {
+    consume_nothing<C>(full, empty, sfull, xfull, P.xin, nk, d);
+  } else if (consumer) {
     consume<C>(xs, ws, ss, full, empty, sfull, xfull, P.xin, kb0, nk, d);
   } else if (tid >= C::kHelperFirst) {
     helpers<C>(P, xs, ws, ss, full, empty, sfull, xfull, kb0, nk, tid - C::kHelperFirst);
   } else if (tid == 0) {
+    constexpr int U = C::kPer;
+    // W of stages kb .. kb + U - 1 (one box), completing on full[kb % S] (kb % U == 0).
     auto load_w = [&](int kb) {
       const int kg = kb0 + kb;
-      uint8_t* wd = ws + (kb % S) * C::kWSlot;
-      if constexpr (FMT == kQ4_0)  // the stage's 4 blocks: 72 bytes at 72 kg
+      uint8_t* wd = ws + C::w_off(kb % S);
+      if constexpr (C::PAIR)  // blocks' bytes of k 256 (kg / 2) .. + 255; Q8_0 in 2-byte units
+        tma_load_3d(wd, &map_w, &full[kb % S], (FMT == kQ8_0 ? 136 : 144) * (kg / 2), n0, 0);
+      else if constexpr (FMT == kQ4_0)  // the stage's 4 blocks: 72 bytes at 72 kg
         tma_load_3d(wd, &map_w, &full[kb % S], 72 * kg / 16 * 16, n0, 0);
       else if constexpr (FMT == kQ8_0)  // 136 bytes at 136 kg
         tma_load_3d(wd, &map_w, &full[kb % S], 136 * kg / 16 * 16, n0, 0);
@@ -294,20 +345,28 @@ __global__ void __launch_bounds__(C::kThreads, 1)
       tma_load_3d(xd, &map_x, &full[kb % S], (kb0 + kb) * kBK, 0, 0);
       tma_load_3d(xd + C::kXHalf, &map_x, &full[kb % S], (kb0 + kb) * kBK + 64, 0, 0);
     };
-    const int pre = min(S, nk);
-    const uint32_t tx = P.xin ? C::kWSlot : C::kWSlot + C::kXStage;
+    // The bytes that complete full[] of stage kb: the box on its first stage, X on each.
+    const uint32_t xtx = P.xin ? 0u : uint32_t(C::kXStage);
+    auto expect = [&](int kb) {
+      mbar_arrive_expect_tx(&full[kb % S], kb % U == 0 ? C::kWSlot + xtx : xtx);
+    };
+    const int pre = min(S, nk);         // nk % U == 0: PAIR splits are even (quant_mma_b32.cu)
     for (int kb = 0; kb < pre; ++kb) {  // W does not depend on the grids before
-      mbar_arrive_expect_tx(&full[kb], tx);
-      load_w(kb);
+      expect(kb);
+      if (kb % U == 0) load_w(kb);
     }
     grid_dep_wait();  // X (the convert kernel's without P.xin) and Y, the workspace
     if (!P.xin)
       for (int kb = 0; kb < pre; ++kb) load_x(kb);
-    for (int kb = pre; kb < nk; ++kb) {
-      mbar_wait(&empty[kb % S], ((kb / S) & 1) ^ 1);
-      mbar_arrive_expect_tx(&full[kb % S], tx);
-      load_w(kb);
-      if (!P.xin) load_x(kb);
+    const int batch = min(S, max(U, P.batch / U * U));
+    for (int kb = pre, end; kb < nk; kb = end) {
+      end = min(nk, kb + batch);
+      for (int j = kb; j < end; ++j) mbar_wait(&empty[j % S], ((j / S) & 1) ^ 1);
+      for (int j = kb; j < end; ++j) {
+        expect(j);
+        if (j % U == 0) load_w(j);
+        if (!P.xin) load_x(j);
+      }
     }
   }
   if (P.cluster)

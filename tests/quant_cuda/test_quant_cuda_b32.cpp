@@ -6,11 +6,14 @@
 // form (the chosen K split, 3 forced splits, at most 2 splits, 2 consumer warpgroups, the
 // workspace fixup where the split could run inside clusters (the default) at the chosen and 3
 // splits, its per-element and 8-loads forms, X converted by the kernel's helper warps or by the
-// convert kernel (its default and its resident form) everywhere: those at the chosen split give
-// the same bits as the default); launched twice back to back, the second under PDL: the same
-// bits. Bound 1e-3: X and the dequantized weights are rounded to f16 (~3e-4 expected), the f16
-// MMA rows' bound; a wrong fragment, swizzle or split gives errors of order 1. The timings
-// (TC_QUANT_B32_TIMING=1) are in test_quant_cuda_b32_stress.cpp. Skips without a CUDA device.
+// convert kernel (its default and its resident form) everywhere, the W boxes of 2 or 4 stages
+// issued together: those at the chosen split give the same bits as the default; W boxes of
+// two stages (TC_QUANT_B32_WBOX=pair: even splits) at the chosen and 3 splits, with the batched
+// issue and the helpers' X: the same bits as one-stage boxes with even splits,
+// TC_QUANT_B32_EVEN=1); launched twice back to back, the second under PDL: the same bits. Bound
+// 1e-3: X and the dequantized weights are rounded to f16 (~3e-4 expected), the f16 MMA rows' bound;
+// a wrong fragment, swizzle or split gives errors of order 1. The timings (TC_QUANT_B32_TIMING=1)
+// are in test_quant_cuda_b32_stress.cpp. Skips without a CUDA device.
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
@@ -69,16 +72,34 @@ TEST(QuantCudaB32, MatchesFloat64) {
     ASSERT_NO_FATAL_FAILURE(upload(wt, a, w, x));
     struct Form {
       const char *splits, *wg, *fixup, *xconv, *cluster = "", *convert = "", *most = "";
+      const char *even = "", *wbox = "", *batch = "";
     };
     // The default form's Y: the per-element, 8-loads and cluster fixups add in the same order
     // and the helper warps round X as the convert kernel does, so those forms (and the
     // default's choice of either) give the same bits.
-    std::vector<float> chosen;
-    for (const Form f :
-         {Form{"", "", "", ""}, Form{"3", "", "", ""}, Form{"", "2", "", ""},
-          Form{"", "", "", "", "0"}, Form{"", "", "elem", "", "0"}, Form{"", "", "vec8", "", "0"},
-          Form{"3", "", "", "", "0"}, Form{"", "", "", "helpers"}, Form{"", "", "", "kernel"},
-          Form{"", "", "", "kernel", "", "resident"}, Form{"", "", "", "", "", "", "2"}}) {
+    // Even splits with one-stage boxes: the pair boxes' reference bits, at the chosen and at
+    // 3 forced splits.
+    std::vector<float> chosen, even[2];
+    for (const Form& f : {Form{"", "", "", ""},
+                          Form{"3", "", "", ""},
+                          Form{"", "2", "", ""},
+                          Form{"", "", "", "", "0"},
+                          Form{"", "", "elem", "", "0"},
+                          Form{"", "", "vec8", "", "0"},
+                          Form{"3", "", "", "", "0"},
+                          Form{"", "", "", "helpers"},
+                          Form{"", "", "", "kernel"},
+                          Form{"", "", "", "kernel", "", "resident"},
+                          Form{"", "", "", "", "", "", "2"},
+                          Form{"", "", "", "", "", "", "", "", "", "2"},
+                          Form{"", "", "", "", "", "", "", "", "", "4"},
+                          Form{"", "", "", "", "", "", "", "1"},
+                          Form{"3", "", "", "", "", "", "", "1"},
+                          Form{"", "", "", "", "", "", "", "", "pair"},
+                          Form{"3", "", "", "", "", "", "", "", "pair"},
+                          Form{"", "", "", "", "", "", "", "", "pair", "4"},
+                          Form{"", "", "", "helpers", "", "", "", "", "pair"},
+                          Form{"", "", "", "kernel", "", "", "", "", "pair", "2"}}) {
       set_knob("TC_QUANT_B32_SPLITS", f.splits);
       set_knob("TC_QUANT_B32_WG", f.wg);
       set_knob("TC_QUANT_B32_FIXUP", f.fixup);
@@ -86,13 +107,18 @@ TEST(QuantCudaB32, MatchesFloat64) {
       set_knob("TC_QUANT_B32_CLUSTER", f.cluster);
       set_knob("TC_QUANT_B32_CONVERT", f.convert);
       set_knob("TC_QUANT_B32_MAX_SPLITS", f.most);
+      set_knob("TC_QUANT_B32_EVEN", f.even);
+      set_knob("TC_QUANT_B32_WBOX", f.wbox);
+      set_knob("TC_QUANT_B32_WBATCH", f.batch);
       const size_t work_bytes = kq::mma_b32_work_bytes(launch_args(c, w, x, y));
       DevMem work(std::max<size_t>(work_bytes, 16));
       kq::Args args = launch_args(c, w, x, y, work.p, work_bytes);
       std::string why;
       ASSERT_TRUE(kq::mma_b32_supports(args, why))
           << why << " w=" << c.w << " M=" << c.M << " N=" << c.N << " K=" << c.K;
-      const bool plain = !*f.splits && !*f.wg && !*f.most;  // the default split: comparable bits
+      // The default split: comparable bits; even splits (EVEN=1 or pair boxes): `even`.
+      const bool evens = *f.even || *f.wbox;
+      const bool plain = !*f.splits && !*f.wg && !*f.most && !evens;
       std::vector<float> first;
       for (int rep = 0; rep < 2; ++rep) {
         args.pdl = rep == 1;
@@ -114,12 +140,21 @@ TEST(QuantCudaB32, MatchesFloat64) {
         EXPECT_LE(rms_scaled(got, ref), 1e-3)
             << "w=" << c.w << " M=" << c.M << " N=" << c.N << " K=" << c.K << " pdl=" << args.pdl
             << " splits=" << f.splits << " wg=" << f.wg << " fixup=" << f.fixup
-            << " xconv=" << f.xconv << " cluster=" << f.cluster << " convert=" << f.convert;
+            << " xconv=" << f.xconv << " cluster=" << f.cluster << " convert=" << f.convert
+            << " even=" << f.even << " wbox=" << f.wbox << " batch=" << f.batch;
         if (rep == 0) first = got;
         EXPECT_TRUE(got == first) << "repeat differs: w=" << c.w << " M=" << c.M << " N=" << c.N
                                   << " K=" << c.K;
-        const bool knobs = *f.fixup || *f.xconv || *f.cluster;
+        const bool knobs = *f.fixup || *f.xconv || *f.cluster || *f.batch;
         if (plain && !knobs) chosen = got;
+        if (evens && !*f.most && !*f.wg) {
+          std::vector<float>& e = even[*f.splits ? 1 : 0];
+          if (*f.even) e = got;  // listed before the pair forms
+          EXPECT_TRUE(got == e) << "wbox=" << f.wbox << " batch=" << f.batch << " xconv=" << f.xconv
+                                << " splits=" << f.splits
+                                << " differs from one-stage boxes with even splits: w=" << c.w
+                                << " M=" << c.M << " N=" << c.N << " K=" << c.K;
+        }
         if (plain && knobs) {
           EXPECT_TRUE(got == chosen)
               << "fixup=" << f.fixup << " xconv=" << f.xconv << " cluster=" << f.cluster
@@ -135,6 +170,9 @@ TEST(QuantCudaB32, MatchesFloat64) {
     set_knob("TC_QUANT_B32_CLUSTER", "");
     set_knob("TC_QUANT_B32_CONVERT", "");
     set_knob("TC_QUANT_B32_MAX_SPLITS", "");
+    set_knob("TC_QUANT_B32_EVEN", "");
+    set_knob("TC_QUANT_B32_WBOX", "");
+    set_knob("TC_QUANT_B32_WBATCH", "");
     ++ran;
   }
   cudaStreamDestroy(st);
