@@ -231,7 +231,10 @@ tc_status_t launch_cfg(const Args& a, const Geo& g, cudaStream_t s) {
   // TC_QUANT_B32_WBATCH=n: the W boxes of n stages issued together (Params::batch; A/B).
   if (const char* v = std::getenv("TC_QUANT_B32_WBATCH")) p.batch = std::max(1, std::atoi(v));
   const char* abl = std::getenv("TC_QUANT_B32_ABLATE");  // measurement only: Y is not computed
-  p.stream_only = abl && std::strcmp(abl, "stream") == 0;
+  p.stream_only = !abl                              ? 0
+                  : std::strcmp(abl, "stream") == 0 ? 1
+                  : std::strcmp(abl, "w") == 0      ? 2
+                                                    : 0;
   if (g.splits > 1) {
     p.cnt = reinterpret_cast<unsigned long long*>(work + g.x_bytes);
     p.part = reinterpret_cast<float*>(work + g.x_bytes + g.cnt_bytes);

@@ -121,9 +121,10 @@ struct Params {
   // Stages whose W boxes the producer issues together (it waits until all their slots are
   // free): the DRAM sees a row's pieces of `batch` stages at once (TC_QUANT_B32_WBATCH, A/B).
   int batch = 1;
-  // Measurement only (TC_QUANT_B32_ABLATE=stream): the consumers release every stage as soon
-  // as it lands and compute nothing (Y is garbage): what the W and X stream alone costs.
-  bool stream_only = false;
+  // Measurement only (Y is garbage): 1 (TC_QUANT_B32_ABLATE=stream) the consumers release
+  // every stage as soon as it lands and compute nothing: what the W and X stream alone costs;
+  // 2 (=w) the same without X's copies (where the convert kernel's X is copied by TMA).
+  int stream_only = 0;
 };
 
 // Q4_0 fragments as q4_0_frags (quant_prefill_wgmma.cuh) with one shift per word instead of
@@ -346,7 +347,8 @@ __global__ void __launch_bounds__(C::kThreads, 1)
       tma_load_3d(xd + C::kXHalf, &map_x, &full[kb % S], (kb0 + kb) * kBK + 64, 0, 0);
     };
     // The bytes that complete full[] of stage kb: the box on its first stage, X on each.
-    const uint32_t xtx = P.xin ? 0u : uint32_t(C::kXStage);
+    const bool copy_x = !P.xin && P.stream_only != 2;
+    const uint32_t xtx = copy_x ? uint32_t(C::kXStage) : 0u;
     auto expect = [&](int kb) {
       mbar_arrive_expect_tx(&full[kb % S], kb % U == 0 ? C::kWSlot + xtx : xtx);
     };
@@ -356,7 +358,7 @@ __global__ void __launch_bounds__(C::kThreads, 1)
       if (kb % U == 0) load_w(kb);
     }
     grid_dep_wait();  // X (the convert kernel's without P.xin) and Y, the workspace
-    if (!P.xin)
+    if (copy_x)
       for (int kb = 0; kb < pre; ++kb) load_x(kb);
     const int batch = min(S, max(U, P.batch / U * U));
     for (int kb = pre, end; kb < nk; kb = end) {
@@ -365,7 +367,7 @@ __global__ void __launch_bounds__(C::kThreads, 1)
       for (int j = kb; j < end; ++j) {
         expect(j);
         if (j % U == 0) load_w(j);
-        if (!P.xin) load_x(j);
+        if (copy_x) load_x(j);
       }
     }
   }

@@ -218,7 +218,8 @@ TEST(QuantCudaB32, TimingAgainstF16Mma) {
 // rotated, under PDL: one-stage boxes issued one at a time (the default), 2 or 4 stages at once
 // (TC_QUANT_B32_WBATCH), even splits (TC_QUANT_B32_EVEN=1, the pairs' split), boxes of two
 // stages (TC_QUANT_B32_WBOX=pair) alone and two at once; each also with the consumers
-// computing nothing (TC_QUANT_B32_ABLATE=stream: what the W and X stream alone costs). Prints.
+// computing nothing (TC_QUANT_B32_ABLATE=stream: what the W and X stream alone costs) and
+// without X's copies as well (=w; 4096x4096's helpers still convert X). Prints.
 TEST(QuantCudaB32, TimingWBox) {
   if (const char* why = timing_skip()) GTEST_SKIP() << why;
   TimingStream ts;
@@ -243,9 +244,9 @@ TEST(QuantCudaB32, TimingWBox) {
       kq::Args& a = r.a;
       const size_t bytes = r.bytes;
       const char* fmt = f == TC_DTYPE_Q4_0 ? "q4_0" : f == TC_DTYPE_Q8_0 ? "q8_0" : "q4_k";
-      for (const char* ablate : {"", "stream"}) {
+      for (const char* ablate : {"", "stream", "w"}) {
         set_knob("TC_QUANT_B32_ABLATE", ablate);
-        std::printf("b32 wbox %s %6dx%d M=32 %-7s", fmt, N, K, *ablate ? "stream" : "full");
+        std::printf("b32 wbox %s %6dx%d M=32 %-7s", fmt, N, K, *ablate ? ablate : "full");
         for (const Form& fm : forms) {
           set_knob("TC_QUANT_B32_WBOX", fm.wbox);
           set_knob("TC_QUANT_B32_WBATCH", fm.batch);
