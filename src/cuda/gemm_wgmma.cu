@@ -102,9 +102,11 @@ constexpr TileCost kTiles[] = {{128, 256, 1.0}, {128, 128, 1.4}, {64, 128, 2.0},
 constexpr double kShortK64 = 1.45;
 
 // C through TMA stores: beta == 0 (C is never read), one pass (no split-K partials) and a
-// TMA-legal C (16-byte base, row and batch pitches). TC_WGMMA_EPILOGUE=direct turns it off.
+// TMA-legal C (16-byte base, row and batch pitches). TC_WGMMA_EPILOGUE=direct turns it off
+// (=trans_regs too, which also keeps a transposed C on 2-byte register stores).
 bool c_tma_ok(const GemmProblem& p, int splits, size_t csz) {
-  if (knobs::is(knobs::kWgmmaEpilogue, "direct")) return false;
+  if (knobs::is(knobs::kWgmmaEpilogue, "direct") || knobs::is(knobs::kWgmmaEpilogue, "trans_regs"))
+    return false;
   const tc_gemm_desc& d = p.d;
   return d.beta == 0.0f && splits == 1 && tile::tma_base_ok(p.c) &&
          tile::tma_pitch_ok(d.ldc * csz) &&
@@ -336,9 +338,11 @@ tc_status_t launch_gemm_wgmma(const GemmProblem& p0, const GemmPlan& plan0, void
   const void* base[2] = {p.a, p.b};
   Operand* ops[2] = {&a, &b};
   // 16-bit re-pitching copies may go to the vectorized kernel, both operands in one launch
-  // (gemm_pack_vec.cu), instead of the element-gathering kernel per operand (gemm_pack.cu).
-  // Off by default: on the H200 (22:12 UTC) it made 4095x4097x4099 slower, 548 -> 508 TFLOP/s
-  // (docs/gemm.md, round 7). TC_WGMMA_PACK=vec turns it on.
+  // (gemm_pack_vec.cu), instead of the element-gathering kernel per operand (gemm_pack.cu, ~17.5
+  // us per 34 MB operand on the H200, ~3.9 TB/s). Off by default: on the H200 (22:12 UTC) it made
+  // 4095x4097x4099 slower, 548 -> 508 TFLOP/s (docs/gemm.md, round 7); a third, warp-per-row
+  // copy in one launch lost too (00:34 UTC, 553 -> 540; docs/gemm.md, round 8).
+  // TC_WGMMA_PACK=vec turns the vectorized copy on.
   const char* pack_knob = knobs::get(knobs::kWgmmaPack);
   const bool vec = !s8 && pack_knob && std::strcmp(pack_knob, "vec") == 0;
   PackCopy copies[2];
@@ -411,6 +415,11 @@ tc_status_t launch_gemm_wgmma(const GemmProblem& p0, const GemmPlan& plan0, void
                                             : CType::bf16;
   const size_t csz = d.c_dtype == TC_DTYPE_F16 || d.c_dtype == TC_DTYPE_BF16 ? 2 : 4;
   args.c_trans = plan.swap_ab;
+  // A transposed 16-bit C with beta == 0 leaves through the epilogue buffer in whole row
+  // segments (gemm_wgmma_epilogue_trans.cuh); TC_WGMMA_EPILOGUE=trans_regs keeps the 2-byte
+  // register stores of earlier sessions (same bits, A/B).
+  args.c_stage = plan.swap_ab && csz == 2 && d.beta == 0.0f && !s8 &&
+                 !knobs::is(knobs::kWgmmaEpilogue, "trans_regs");
   args.c_vec2 = !plan.swap_ab && d.ldc % 2 == 0 && (p.batch == 1 || p.stride_c % 2 == 0) &&
                 reinterpret_cast<uintptr_t>(p.c) % (2 * csz) == 0;
   args.partial = plan.splits > 1 ? ws : nullptr;

@@ -23,7 +23,9 @@
 //    the C map ends at N rounded down to 16 bytes (args.n_tma) and the last tile stores the
 //    ragged row end from registers (else the chunk would reach into C's row padding).
 //    Otherwise: stores from registers, transposed (C[n][m]) when the planner swapped the
-//    operands to run C^T = B^T A^T in fewer waves (args.c_trans).
+//    operands to run C^T = B^T A^T in fewer waves (args.c_trans); with args.c_stage the
+//    transposed block goes through the epilogue buffer and leaves in whole C row segments
+//    (gemm_wgmma_epilogue_trans.cuh).
 //  - In-cluster split-K (args.ksplit > 1, CL = 1 instances launched with cluster dims):
 //    one unit per cluster, each rank a slice of K, reduced through DSMEM into rank 0 in rank
 //    order (gemm_wgmma_ksplit.cuh).
@@ -32,6 +34,7 @@
 #pragma once
 
 #include "cuda/gemm_wgmma_epilogue.cuh"
+#include "cuda/gemm_wgmma_epilogue_trans.cuh"
 #include "cuda/gemm_wgmma_ksplit.cuh"
 
 namespace tc::cuda {
@@ -226,6 +229,11 @@ __global__ void __launch_bounds__(128 * (1 + BM / 64), 1)
             store_tile_tma<bf16, BN>(args, &map_c, d, u, row_base, epi, cw);
             break;
         }
+      } else if (args.c_stage) {  // transposed 16-bit C through shared memory, row by row
+        if (args.c_type == CType::f16)
+          store_tile_trans<f16, BN>(args, d, u, row_base, epi, cw);
+        else
+          store_tile_trans<bf16, BN>(args, d, u, row_base, epi, cw);
       } else {
         switch (args.c_type) {
           case CType::f32:

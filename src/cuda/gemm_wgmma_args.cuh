@@ -22,6 +22,7 @@ struct WgmmaArgs {
   CType c_type;
   i32 c_vec2;     // C rows/pointer allow 2-element stores
   i32 c_trans;    // operands swapped: the M x N result is C^T, element (m, n) goes to C[n][m]
+  i32 c_stage;    // with c_trans, 16-bit C, beta == 0: via shared memory, a C row per warp store
   i32 tma_store;  // epilogue through shared memory and TMA stores (map_c is valid)
   // Columns [0, n_tma) go through TMA stores, [n_tma, N) from registers. TMA stores write whole
   // 16-byte chunks: a row end that is not 16-byte aligned would be written up to the next

@@ -14,11 +14,8 @@
 #include <random>
 #include <string>
 
-#include "common/backends.h"
-#include "common/gemm_case.h"
-#include "common/reference.h"
 #include "cuda/gemm_fastdiv.h"
-#include "cuda_test_util.h"
+#include "wgmma_test_fixture.h"
 
 namespace tc::test {
 namespace {
@@ -51,41 +48,7 @@ const GemmDtypes kBf16{TC_DTYPE_BF16, TC_DTYPE_BF16, TC_DTYPE_F32};
 const GemmDtypes kF16F32{TC_DTYPE_F16, TC_DTYPE_F32, TC_DTYPE_F32};
 const GemmDtypes kI8{TC_DTYPE_I8, TC_DTYPE_I32, TC_DTYPE_I32};
 
-class CudaWgmmaOdd : public ::testing::Test {
- protected:
-  void SetUp() override {
-    TC_CONTEXT_OR_SKIP(g_, TC_DEVICE_CUDA);
-    tc_device_info info;
-    tc_context_device_info(g_.ctx, &info);
-    if (!(info.cc_major == 9 && info.cc_minor == 0)) GTEST_SKIP() << "needs sm_90a";
-  }
-
-  // One case on the wgmma row; `want` must appear in the instance name (and `not_want` not), so
-  // the path under test cannot be skipped silently.
-  void check(const GemmCase& c, const GemmDtypes& t, const char* want,
-             const char* not_want = nullptr) {
-    const double err = run_gemm_case(g_.ctx, c, t, rng_);
-    const std::string inst = tc_last_instance();
-    const std::string what = describe(c, t) + " (" + inst + ")";
-    EXPECT_GE(err, 0.0) << what << ": wrote outside C or left a beta = 0 output unwritten";
-    EXPECT_LE(err, t.in == TC_DTYPE_I8 ? 0.0 : gemm_tolerance(t.in, t.out)) << what;
-    EXPECT_NE(inst.find(want), std::string::npos) << what;
-    if (not_want) {
-      EXPECT_EQ(inst.find(not_want), std::string::npos) << what;
-    }
-  }
-
-  RunResult bytes(const GemmInputs& in) {
-    RunResult r = run_gemm_bytes(g_.ctx, in);
-    EXPECT_EQ(r.status, TC_SUCCESS) << r.message;
-    return r;
-  }
-
-  ContextGuard g_;
-  std::mt19937_64 rng_{2026};
-  ScopedEnv row_{"TC_GEMM_ROW", "gemm_wgmma"};
-  ScopedEnv tune_{"TC_AUTOTUNE", "0"};
-};
+class CudaWgmmaOdd : public WgmmaPathTest {};
 
 // Odd pitches (ld_pad 3) and odd batch strides: both operands are copied.
 TEST_F(CudaWgmmaOdd, PackedOperandsMatchFloat64) {
