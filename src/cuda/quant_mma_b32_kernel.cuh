@@ -18,8 +18,11 @@
 //    Q4_K as in the prefill kernel, 144 for Q8_0, quant_mma_b32_q8.cuh), up to 8 stages.
 //    TC_QUANT_B32_WBOX=pair (A/B): one W box per row for two stages (256 k: 144 bytes Q4_0 /
 //    Q4_K, 272 Q8_0, 16-byte aligned at even stages, so the splits are even): half the TMA
-//    rows, whole 32-byte sectors, for the question whether the W stream at full load (~2.4
-//    TB/s of Q4_0 on the H200 whatever the CTA count) is capped by short per-row pieces.
+//    rows. H200 00:45 UTC, Q4_0 131072x4096 M = 32: the stream alone (consumers computing
+//    nothing) 115.6 us of the kernel's 123.2 with one-stage boxes, 96.6 with pairs (W alone
+//    106.6 -> 87.7 us, 2.83 -> 3.44 TB/s): short rows per TMA request do cap the stream; but
+//    the kernel with pairs took 118.0 us (the consumers limit next), the 7B step at batch 32
+//    Q4_0 -0.05 ms, Q4_K +0.05, Q8_0 (4 stages) +0.83: off by default (docs/quant.md).
 //  - K split where the W tiles alone leave SMs idle (N = 4096: 16 tiles of 256 rows): where
 //    every cluster fits at once, the splits of a tile are one thread-block cluster and add
 //    their partials over DSMEM (quant_mma_b32_cluster.cuh; grid splits x tiles); elsewhere
@@ -119,7 +122,9 @@ struct Params {
   unsigned long long* cnt;
   unsigned long long token;  // nonzero, < 2^56, new for every launch (graph replays: the same)
   // Stages whose W boxes the producer issues together (it waits until all their slots are
-  // free): the DRAM sees a row's pieces of `batch` stages at once (TC_QUANT_B32_WBATCH, A/B).
+  // free): the DRAM sees a row's pieces of `batch` stages at once (TC_QUANT_B32_WBATCH, A/B;
+  // H200 00:45 UTC: 2 or 4 moved nothing on the stream shape, so it is not the DRAM's page
+  // locality in time that costs; capped at S - kPer in the kernel).
   int batch = 1;
   // Measurement only (Y is garbage): 1 (TC_QUANT_B32_ABLATE=stream) the consumers release
   // every stage as soon as it lands and compute nothing: what the W and X stream alone costs;
@@ -360,7 +365,11 @@ __global__ void __launch_bounds__(C::kThreads, 1)
     grid_dep_wait();  // X (the convert kernel's without P.xin) and Y, the workspace
     if (copy_x)
       for (int kb = 0; kb < pre; ++kb) load_x(kb);
-    const int batch = min(S, max(U, P.batch / U * U));
+    // At most S - U stages a batch: the consumers release stage j while they work on j + 1,
+    // so the slots of a whole ring are never free at once (a batch of S stages waited for the
+    // release of a stage that was never issued: Q8_0 pairs, S = 4, TC_QUANT_B32_WBATCH=4 hung
+    // on the H200 at 00:46 UTC).
+    const int batch = min(S - U, max(U, P.batch / U * U));
     for (int kb = pre, end; kb < nk; kb = end) {
       end = min(nk, kb + batch);
       for (int j = kb; j < end; ++j) mbar_wait(&empty[j % S], ((j / S) & 1) ^ 1);
