@@ -11,10 +11,11 @@
 // that is never released): those at the chosen split give the same bits as the default; W
 // boxes of two stages (TC_QUANT_B32_WBOX=pair: even splits; K = 768 / 1280 are odd numbers of
 // pairs) at the chosen and 3 splits, with the batched issue, the helpers' X and the convert
-// kernel's: the same bits as one-stage boxes with even splits, TC_QUANT_B32_EVEN=1); launched
-// twice back to back, the second under PDL: the same bits. Bound 1e-3: X and the dequantized
-// weights are rounded to f16 (~3e-4 expected), the f16 MMA rows' bound; a wrong fragment,
-// swizzle or split gives errors of order 1. The timings (TC_QUANT_B32_TIMING=1) are in
+// kernel's, and for Q4_0 alone (WBOX=q4_0): the same bits as one-stage boxes with even splits,
+// TC_QUANT_B32_EVEN=1; the others then keep the default's bits); launched twice back to back,
+// the second under PDL: the same bits. Bound 1e-3: X and the dequantized weights are rounded to
+// f16 (~3e-4 expected), the f16 MMA rows' bound; a wrong fragment, swizzle or split gives
+// errors of order 1. The timings (TC_QUANT_B32_TIMING=1) are in
 // test_quant_cuda_b32_timing.cpp. Skips without a CUDA device.
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
@@ -104,7 +105,8 @@ TEST(QuantCudaB32, MatchesFloat64) {
           Form{"", "", "", "", "", "", "", "", "pair", "4"},
           Form{"", "", "", "", "", "", "", "", "pair", "8"},  // Q8_0: 4 (a hang before the cap)
           Form{"", "", "", "helpers", "", "", "", "", "pair"},
-          Form{"", "", "", "kernel", "", "", "", "", "pair", "2"}}) {
+          Form{"", "", "", "kernel", "", "", "", "", "pair", "2"},
+          Form{"", "", "", "", "", "", "", "", "q4_0"}}) {
       set_knob("TC_QUANT_B32_SPLITS", f.splits);
       set_knob("TC_QUANT_B32_WG", f.wg);
       set_knob("TC_QUANT_B32_FIXUP", f.fixup);
@@ -122,7 +124,9 @@ TEST(QuantCudaB32, MatchesFloat64) {
       ASSERT_TRUE(kq::mma_b32_supports(args, why))
           << why << " w=" << c.w << " M=" << c.M << " N=" << c.N << " K=" << c.K;
       // The default split: comparable bits; even splits (EVEN=1 or pair boxes): `even`.
-      const bool evens = *f.even || *f.wbox;
+      // WBOX=q4_0 pairs Q4_0's boxes alone; the other formats keep the default form.
+      const bool paired = *f.wbox && (std::string(f.wbox) == "pair" || c.w == TC_DTYPE_Q4_0);
+      const bool evens = *f.even || paired;
       const bool plain = !*f.splits && !*f.wg && !*f.most && !evens;
       std::vector<float> first;
       for (int rep = 0; rep < 2; ++rep) {
@@ -150,7 +154,7 @@ TEST(QuantCudaB32, MatchesFloat64) {
         if (rep == 0) first = got;
         EXPECT_TRUE(got == first) << "repeat differs: w=" << c.w << " M=" << c.M << " N=" << c.N
                                   << " K=" << c.K;
-        const bool knobs = *f.fixup || *f.xconv || *f.cluster || *f.batch;
+        const bool knobs = *f.fixup || *f.xconv || *f.cluster || *f.batch || *f.wbox;
         if (plain && !knobs) chosen = got;
         if (evens && !*f.most && !*f.wg) {
           std::vector<float>& e = even[*f.splits ? 1 : 0];
@@ -161,10 +165,10 @@ TEST(QuantCudaB32, MatchesFloat64) {
                                 << " M=" << c.M << " N=" << c.N << " K=" << c.K;
         }
         if (plain && knobs) {
-          EXPECT_TRUE(got == chosen)
-              << "fixup=" << f.fixup << " xconv=" << f.xconv << " cluster=" << f.cluster
-              << " differs from the default: w=" << c.w << " M=" << c.M << " N=" << c.N
-              << " K=" << c.K;
+          EXPECT_TRUE(got == chosen) << "fixup=" << f.fixup << " xconv=" << f.xconv
+                                     << " cluster=" << f.cluster << " batch=" << f.batch
+                                     << " wbox=" << f.wbox << " differs from the default: w=" << c.w
+                                     << " M=" << c.M << " N=" << c.N << " K=" << c.K;
         }
       }
     }
