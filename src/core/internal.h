@@ -19,7 +19,9 @@ class StreamImpl {
   virtual ~StreamImpl() = default;
   // Queues device work: the CPU runs `work` on the stream's worker after everything submitted
   // before it; CUDA calls it at once to launch onto native(). A status other than TC_SUCCESS
-  // that `work` returns is reported by the next sync().
+  // that `work` returns is reported by the next sync(). Contract: a stream whose native() is
+  // not nullptr runs `work` before submit() returns (api_gemm.cpp's work captures the call's
+  // problem by reference on that path).
   virtual tc_status_t submit(std::function<tc_status_t()> work) = 0;
   // Runs a host function in stream order (CUDA: cudaLaunchHostFunc; CPU: same as submit).
   virtual tc_status_t submit_host(std::function<tc_status_t()> work) {

@@ -48,7 +48,12 @@ using Planner = bool (*)(const GemmProblem&, const GemmDevice&, GemmPlan*, std::
 
 template <Planner Plan>
 const CachedPlan* cached_plan(const GemmProblem& p, const GemmDevice& dev, std::string& why) {
-  thread_local std::array<CachedPlan, 16> cache;
+  // Allocated on first use and never freed: a thread_local array of plans (their names are
+  // strings) would be destroyed at thread exit before objects constructed earlier on that
+  // thread, whose destructors may still call tc_gemm (review, 2026-11-30).
+  thread_local std::array<CachedPlan, 16>* cache_ptr = nullptr;
+  if (cache_ptr == nullptr) cache_ptr = new std::array<CachedPlan, 16>();
+  std::array<CachedPlan, 16>& cache = *cache_ptr;
   const memo::CallKey key = memo::key_of(p, knobs::stamp(), uint64_t(uint32_t(p.variant)));
   CachedPlan& slot = cache[memo::hash_of(key) % cache.size()];
   if (slot.used && slot.key == key) return &slot;

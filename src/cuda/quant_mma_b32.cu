@@ -65,10 +65,10 @@ struct Geo {
 // fewest that minimize rounds x (stages per split + kFixed), rounds = CTA waves over the SMs;
 // kFixed stands for a CTA's fixed cost (first stage's latency, epilogue) in stages. Limited to
 // what fits in `cap` bytes of workspace. TC_QUANT_B32_SPLITS=n forces n (A/B);
-// TC_QUANT_B32_MAX_SPLITS=n caps the choice (A/B, not run yet: 4 would put O and down in
-// clusters of 4, which fit on the H200 where clusters of 8 do not; 4096x4096 M = 32 split 4
-// ways in clusters measured 14.1 us against 15.8 for 8 ways with the workspace fixup, at
-// M = 16 12.5 against 11.9).
+// TC_QUANT_B32_MAX_SPLITS=n caps the choice (default 4 for Q4_0 at M > 16, else 16; 4 puts O
+// and down in clusters of 4, which fit on the H200 where clusters of 8 do not; 4096x4096 M = 32
+// split 4 ways in clusters measured 14.1 us against 15.8 for 8 ways with the workspace fixup,
+// at M = 16 12.5 against 11.9).
 constexpr int kFixed = 4, kMaxSplits = b32::kMaxSplits;
 
 // W boxes of two stages (256 k of a row per TMA row, Cfg::PAIR) with TC_QUANT_B32_WBOX=pair
@@ -103,7 +103,12 @@ Geo geometry(const Args& a, size_t cap) {
   const int sms = std::max(1, sm_count());
   int forced = 0;
   if (const char* v = std::getenv("TC_QUANT_B32_SPLITS")) forced = std::max(0, std::atoi(v));
-  int most = kMaxSplits;
+  // Q4_0 at M > 16: at most 4 (H200 2026-11-30 00:59 UTC, 7B step at batch 32, one process
+  // each: 2.671 ms against 2.770 / 2.772 for the default then, whose O and down projections
+  // split 8 ways through the workspace; capped at 4 they split in resident clusters of 4; the
+  // 00:27 sweep, 4096x4096: M = 32 14.1 us capped against 15.8, but M = 16 12.5 against 11.9).
+  // Q4_K measured slower capped (3.480 against 3.448 / 3.455); Q8_0 was not measured capped.
+  int most = a.w_dtype == TC_DTYPE_Q4_0 && a.M > 16 ? 4 : kMaxSplits;
   if (const char* v = std::getenv("TC_QUANT_B32_MAX_SPLITS"))
     most = std::clamp(std::atoi(v), 1, kMaxSplits);
   double best = std::numeric_limits<double>::max();

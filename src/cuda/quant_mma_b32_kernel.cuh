@@ -171,6 +171,10 @@ __device__ __forceinline__ void consume_nothing(mbarrier* full, mbarrier* empty,
   }
 #pragma unroll
   for (int r = 0; r < C::NX / 2; ++r) d[r] = 0.f;
+  // Without X's copies (TC_QUANT_B32_ABLATE=w) nothing above waited for the producer's grid
+  // dependency wait: the partials, Y and the arrival words written next must not overtake the
+  // previous grid under PDL (review, 2026-11-30).
+  grid_dep_wait();
 }
 
 // Consumer warpgroup cw: W rows 64 cw .. + 63 of the tile, stages kb0 .. kb0 + nk - 1 of K.

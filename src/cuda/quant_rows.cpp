@@ -162,6 +162,7 @@ tc_status_t prefill(const tc::quant::MatmulProblem& p, bool f16) {
   g.c = a.y;
   g.ctx = p.ctx;
   g.stream = p.stream;
+  const knobs::Scope knob_scope;  // the GEMM rows' knobs: one look at the environment
   const GemmRow* row = pick_gemm_row(g);
   if (row == nullptr) return TC_ERROR_NOT_SUPPORTED;
   TC_TRY(row->run(g));
