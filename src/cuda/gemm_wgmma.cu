@@ -112,6 +112,12 @@ bool c_tma_ok(const GemmProblem& p, int splits, size_t csz) {
          tile::tma_pitch_ok(d.ldc * csz) &&
          (p.batch == 1 || (p.stride_c != 0 && tile::tma_pitch_ok(p.stride_c * csz)));
 }
+// A transposed (swapped-operand) C leaves through the epilogue buffer in whole row segments
+// when it is 16-bit and not read (gemm_wgmma_epilogue_trans.cuh); TC_WGMMA_EPILOGUE=trans_regs
+// keeps the 2-byte register stores (same bits, A/B). The plan's name says so ("_stagedc").
+bool staged_c(const tc_gemm_desc& d, size_t csz) {
+  return csz == 2 && d.beta == 0.0f && !knobs::is(knobs::kWgmmaEpilogue, "trans_regs");
+}
 constexpr int kWgmmaVariantCount = int(sizeof(kWgmmaVariants) / sizeof(kWgmmaVariants[0]));
 constexpr int kWgmmaTunedVariants = 11;  // the autotuner's: 1..11
 
@@ -309,7 +315,7 @@ bool plan_gemm_wgmma(const GemmProblem& p, const GemmDevice& dev, GemmPlan* plan
                 : splits > 1 ? "_splitk" + std::to_string(splits)
                              : "") +
                (cluster == 2 && ks == 1 ? "_mcast2" : "") + (swap ? "_swapab" : "") +
-               (pingpong ? "_pingpong" : "");
+               (swap && staged_c(d, csz) ? "_stagedc" : "") + (pingpong ? "_pingpong" : "");
   return true;
 }
 
@@ -418,8 +424,7 @@ tc_status_t launch_gemm_wgmma(const GemmProblem& p0, const GemmPlan& plan0, void
   // A transposed 16-bit C with beta == 0 leaves through the epilogue buffer in whole row
   // segments (gemm_wgmma_epilogue_trans.cuh); TC_WGMMA_EPILOGUE=trans_regs keeps the 2-byte
   // register stores of earlier sessions (same bits, A/B).
-  args.c_stage = plan.swap_ab && csz == 2 && d.beta == 0.0f && !s8 &&
-                 !knobs::is(knobs::kWgmmaEpilogue, "trans_regs");
+  args.c_stage = plan.swap_ab && staged_c(d, csz);
   args.c_vec2 = !plan.swap_ab && d.ldc % 2 == 0 && (p.batch == 1 || p.stride_c % 2 == 0) &&
                 reinterpret_cast<uintptr_t>(p.c) % (2 * csz) == 0;
   args.partial = plan.splits > 1 ? ws : nullptr;
