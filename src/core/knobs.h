@@ -39,6 +39,7 @@ enum Id : int {
   kSkinnyPrefetch,      // TC_SKINNY_PREFETCH=1
   kSkinnyPersist,       // TC_SKINNY_PERSIST=1
   kSkinnyBulkPrefetch,  // TC_SKINNY_BULK_PREFETCH=0
+  kTf32Own,             // TC_TF32_OWN=1: the own 1-pass TF32 kernel's row (gemm_tf32.h)
   // The quantized bulk GEMV (gemv_quant_bulk.cu, docs/quant.md): A/B switches and diagnostics.
   kQuantBulkSmemKb,
   kQuantBulkStages,
@@ -69,6 +70,7 @@ inline constexpr const char* kNames[kCount] = {"TC_GEMM_PDL",
                                                "TC_SKINNY_PREFETCH",
                                                "TC_SKINNY_PERSIST",
                                                "TC_SKINNY_BULK_PREFETCH",
+                                               "TC_TF32_OWN",
                                                "TC_QUANT_BULK_SMEM_KB",
                                                "TC_QUANT_BULK_STAGES",
                                                "TC_QUANT_BULK_FIRST",

@@ -13,6 +13,7 @@
 #include "cuda/device.h"
 #include "cuda/gemm_kernels.h"
 #include "cuda/gemm_rows.h"
+#include "cuda/gemm_tf32.h"
 
 namespace tc::cuda {
 namespace {
@@ -143,6 +144,18 @@ bool tf32x3_can_run(const GemmProblem& p, std::string& why) {
 tc_status_t tf32x3_run(const GemmProblem& p) {
   return run_planned<plan_gemm_tf32x3>(
       p, [&](const GemmPlan& plan, void* ws) { return launch_gemm_tf32x3(p, plan, ws); });
+}
+
+// The 1-pass TF32 kernel (gemm_tf32.h): declines unless TC_TF32_OWN=1 (not yet run on a GPU);
+// workspace only for an operand that is not K-major and TMA-legal (round_up(K, 32) x rows x 4).
+bool tf32_own_can_run(const GemmProblem& p, std::string& why) {
+  GemmPlan plan;
+  return plan_gemm_tf32(p, device_of(p).gemm_device(), &plan, why);
+}
+
+tc_status_t tf32_own_run(const GemmProblem& p) {
+  return run_planned<plan_gemm_tf32>(
+      p, [&](const GemmPlan& plan, void* ws) { return launch_gemm_tf32(p, plan, ws); });
 }
 #endif
 

@@ -5,7 +5,10 @@
 //      defines TC_CUDA_HAVE_GEMM_<FAMILY> from kernels.cmake): the M <= 16 decode kernel first
 //      (it streams the weights; it declines other shapes), then sm_90a wgmma + TMA, then
 //      mma.sync for other GPUs and TMA-illegal cases, then exact f32 as 3xTF32 on sm_90a
-//      tensor cores (gemm_tf32x3, error ~3e-7 rms), then exact-f32 SIMT (gemm_simt);
+//      tensor cores (gemm_tf32x3, error ~3e-7 rms), then f32 with accum TF32 on the own 1-pass
+//      TF32 kernel (gemm_tf32_own, gemm_tf32.h; NOT YET RUN ON A GPU, so it declines unless
+//      TC_TF32_OWN=1; with it the autotuner times it against gemm_cublaslt_tf32), then
+//      exact-f32 SIMT (gemm_simt);
 //   2. cuBLASLt, one row per input dtype, which together serve every combination the API
 //      accepts, so every valid call has a CUDA row.
 // No CUDA type appears here: gemm_table.cpp is compiled by the C++ compiler alone.
@@ -25,6 +28,8 @@ bool skinny_can_run(const GemmProblem& p, std::string& why);
 tc_status_t skinny_run(const GemmProblem& p);
 bool tf32x3_can_run(const GemmProblem& p, std::string& why);
 tc_status_t tf32x3_run(const GemmProblem& p);
+bool tf32_own_can_run(const GemmProblem& p, std::string& why);
+tc_status_t tf32_own_run(const GemmProblem& p);
 bool f32_can_run(const GemmProblem& p, std::string& why);
 tc_status_t f32_run(const GemmProblem& p);
 
@@ -57,8 +62,12 @@ int cublaslt_variants(const GemmProblem& p);
 #endif
 #ifdef TC_CUDA_HAVE_GEMM_TF32X3
 #define TC_CUDA_ROW_TF32X3 {TC_BACKEND_CUDA, "gemm_tf32x3", cuda::tf32x3_can_run, cuda::tf32x3_run},
+// The 1-pass TF32 kernel (accum TF32 only) lives in gemm_tf32x3.cu: same family switch. Off
+// unless TC_TF32_OWN=1 until it has run on a GPU.
+#define TC_CUDA_ROW_TF32 {TC_BACKEND_CUDA, "gemm_tf32_own", cuda::tf32_own_can_run, cuda::tf32_own_run},
 #else
 #define TC_CUDA_ROW_TF32X3
+#define TC_CUDA_ROW_TF32
 #endif
 #ifdef TC_CUDA_HAVE_GEMM_F32
 #define TC_CUDA_ROW_F32 {TC_BACKEND_CUDA, "gemm_simt", cuda::f32_can_run, cuda::f32_run},
@@ -76,6 +85,7 @@ int cublaslt_variants(const GemmProblem& p);
 // Own kernels report their planned instance (e.g. gemm_wgmma_bf16_f32_nt_bm128_bn256_bk64_s4_
 // aligned) through tc_last_instance(); the row names here are the families.
 #define TC_CUDA_GEMM_ROWS \
-  TC_CUDA_ROW_SKINNY TC_CUDA_ROW_WGMMA TC_CUDA_ROW_MMA TC_CUDA_ROW_TF32X3 TC_CUDA_ROW_F32 \
+  TC_CUDA_ROW_SKINNY TC_CUDA_ROW_WGMMA TC_CUDA_ROW_MMA TC_CUDA_ROW_TF32X3 TC_CUDA_ROW_TF32 \
+  TC_CUDA_ROW_F32 \
   TC_CUDA_ROWS_CUBLASLT
 // clang-format on

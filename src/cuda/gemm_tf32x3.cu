@@ -1,5 +1,7 @@
-// Planner and launcher of the 3xTF32 f32 GEMM (kernel and contract: gemm_tf32x3.cuh): the
-// split pre-pass into the workspace, the tensor maps, and the kernel launch (with PDL).
+// Planners and launchers of the TF32 tensor-core f32 GEMMs (kernel and contract:
+// gemm_tf32x3.cuh): 3xTF32 at f32 accuracy (accum_dtype F32) and the 1-pass TF32 kernel
+// (accum_dtype TF32, gemm_tf32.h). Both copy operands K-major into the workspace where they
+// must (3xTF32: always, as hi and lo parts), encode the tensor maps and launch (with PDL).
 #include <cuda_runtime.h>
 
 #include <cstdlib>
@@ -8,19 +10,21 @@
 #include "core/knobs.h"
 #include "cuda/gemm_kernels.h"
 #include "cuda/gemm_launch_pdl.h"
+#include "cuda/gemm_tf32.h"
 #include "cuda/gemm_tf32x3.cuh"
 #include "cuda/tile/tma_host.h"
 
 namespace tc::cuda {
 namespace {
 
-template <int CHUNK>
-cudaError_t launch_chunked(const GemmPlan& plan, cudaStream_t stream, const TmaMap& ma,
-                           const TmaMap& mb, const TmaMap& mc, const WgmmaArgs& args, int64_t kp) {
-  if (const cudaError_t e = raise_smem_once<gemm_tf32x3_kernel<CHUNK>>(Tf32Smem::total);
+template <int PASSES, int CHUNK>
+cudaError_t launch_kernel(const GemmPlan& plan, cudaStream_t stream, const TmaMap& ma,
+                          const TmaMap& mb, const TmaMap& mc, const WgmmaArgs& args, int64_t kp) {
+  constexpr int smem = Tf32Smem<PASSES>::total;
+  if (const cudaError_t e = raise_smem_once<gemm_tf32x3_kernel<PASSES, CHUNK>>(smem);
       e != cudaSuccess)
     return e;
-  return launch_maybe_pdl(gemm_tf32x3_kernel<CHUNK>, dim3(plan.grid), dim3(384), Tf32Smem::total,
+  return launch_maybe_pdl(gemm_tf32x3_kernel<PASSES, CHUNK>, dim3(plan.grid), dim3(384), smem,
                           stream, 1, ma, mb, mc, args, i32(kp));
 }
 
@@ -30,67 +34,35 @@ int64_t kpad(int64_t K) {
 size_t align256(size_t x) {
   return (x + 255) / 256 * 256;
 }
-
-}  // namespace
-
-bool plan_gemm_tf32x3(const GemmProblem& p, const GemmDevice& dev, GemmPlan* plan,
-                      std::string& why) {
-  const tc_gemm_desc& d = p.d;
-  if (d.a_dtype != TC_DTYPE_F32 || d.b_dtype != TC_DTYPE_F32 || d.c_dtype != TC_DTYPE_F32 ||
-      d.accum_dtype != TC_DTYPE_F32) {
-    why = "3xTF32 kernel: f32 inputs, output and accumulation only";
-    return false;
-  }
-  if (dev.cc_major != 9 || dev.cc_minor != 0 || !tile::tma_encoder()) {
-    why = "3xTF32 kernel: built for sm_90a (wgmma, TMA) only";
-    return false;
-  }
-  if (p.batch != 1 || (d.M + 31) / 32 > 65535 || (d.N + 31) / 32 > 65535) {
-    why = "3xTF32 kernel: batch 1 and M, N below 2^21 only (the SIMT kernel serves the rest)";
-    return false;
-  }
-  const int64_t kp = kpad(d.K);
-  const int64_t units = ((d.M + 127) / 128) * ((d.N + 127) / 128);
-  plan->bm = plan->bn = 128;
-  plan->stages = kTf32Stages;
-  plan->splits = 1;
-  plan->grid = int(std::min<int64_t>(units, dev.sm_count));
-  plan->pack_a = plan->pack_b = true;
-  plan->workspace_bytes = align256(size_t(d.M) * 2 * kp * 4) + align256(size_t(d.N) * 2 * kp * 4);
-  // p.variant 1..3 = tensor-core chunks of 1, 2, 4 k-blocks (the autotuner's choices; more
-  // is faster and less accurate); 0 = 1.
-  const int chunk = p.variant >= 1 && p.variant <= 3 ? 1 << (p.variant - 1) : 1;
-  plan->name = std::string("gemm_wgmma_tf32x3_f32_") + (d.transpose_a ? "t" : "n") +
-               (d.transpose_b ? "t" : "n") + "_bm128_bn128_bk32_s3_chunk" +
-               std::to_string(32 * chunk) + "_split";
-  return true;
+// Workspace bytes of one operand's K-major copy: rows of `parts` x kp floats.
+size_t copy_bytes(int64_t rows, int parts, int64_t kp) {
+  return align256(size_t(rows) * parts * kp * 4);
 }
 
-tc_status_t launch_gemm_tf32x3(const GemmProblem& p, const GemmPlan& plan, void* workspace) {
-  const tc_gemm_desc& d = p.d;
-  const int64_t kp = kpad(d.K);
-  const size_t a_bytes = align256(size_t(d.M) * 2 * kp * 4);
-  if (!workspace || plan.workspace_bytes < a_bytes + align256(size_t(d.N) * 2 * kp * 4))
-    return TC_ERROR_INTERNAL;
-  auto stream = static_cast<cudaStream_t>(p.stream);
-  float* a2 = static_cast<float*>(workspace);
-  float* b2 = reinterpret_cast<float*>(static_cast<char*>(workspace) + a_bytes);
-  const dim3 blk(32, 8);
-  // A(m, k) = transpose_a ? A[k lda + m] : A[m lda + k]; B(n, k) likewise with transpose_b.
-  split_tf32_kernel<<<dim3(unsigned(kp / 32), unsigned((d.M + 31) / 32)), blk, 0, stream>>>(
-      static_cast<const float*>(p.a), a2, int(d.M), int(d.K), d.transpose_a ? 1 : d.lda,
-      d.transpose_a ? d.lda : 1, int(kp));
-  split_tf32_kernel<<<dim3(unsigned(kp / 32), unsigned((d.N + 31) / 32)), blk, 0, stream>>>(
-      static_cast<const float*>(p.b), b2, int(d.N), int(d.K), d.transpose_b ? d.ldb : 1,
-      d.transpose_b ? 1 : d.ldb, int(kp));
-  if (cudaGetLastError() != cudaSuccess) return TC_ERROR_BACKEND_FAILURE;
+// The map of one operand as `rows` x K, K-major: the caller's matrix itself (pack false: it is
+// K-major and TMA-legal), or its copy into *ws (split_tf32_kernel<PASSES>), *ws then advancing.
+// Element (r, k) of the source is src[r ld + k] when k_major, else src[k ld + r].
+template <int PASSES>
+bool operand_map(TmaMap* map, const void* src, int64_t rows, int64_t K, bool k_major, int64_t ld,
+                 bool pack, int64_t kp, char** ws, cudaStream_t stream) {
+  if (!pack)
+    return tile::tma_encode_3d(map, src, 4, uint64_t(K), uint64_t(rows), 1, uint64_t(ld) * 4, 0, 32,
+                               128);
+  constexpr int parts = Tf32Smem<PASSES>::parts;
+  float* dst = reinterpret_cast<float*>(*ws);
+  *ws += copy_bytes(rows, parts, kp);
+  split_tf32_kernel<PASSES>
+      <<<dim3(unsigned(kp / 32), unsigned((rows + 31) / 32)), dim3(32, 8), 0, stream>>>(
+          static_cast<const float*>(src), dst, int(rows), int(K), k_major ? ld : 1,
+          k_major ? 1 : ld, int(kp));
+  if (cudaGetLastError() != cudaSuccess) return false;
+  return tile::tma_encode_3d(map, dst, 4, uint64_t(parts * kp), uint64_t(rows), 1,
+                             uint64_t(parts * kp * 4), 0, 32, 128);
+}
 
-  TmaMap ma, mb, mc{};
-  if (!tile::tma_encode_3d(&ma, a2, 4, uint64_t(2 * kp), uint64_t(d.M), 1, uint64_t(2 * kp * 4), 0,
-                           32, 128) ||
-      !tile::tma_encode_3d(&mb, b2, 4, uint64_t(2 * kp), uint64_t(d.N), 1, uint64_t(2 * kp * 4), 0,
-                           32, 128))
-    return TC_ERROR_BACKEND_FAILURE;
+// The epilogue's and the tile loop's arguments, and C's map when TMA stores serve it.
+WgmmaArgs make_args(const GemmProblem& p, int64_t kp, TmaMap* mc) {
+  const tc_gemm_desc& d = p.d;
   WgmmaArgs args{};
   args.M = d.M;
   args.N = d.N;
@@ -112,13 +84,102 @@ tc_status_t launch_gemm_tf32x3(const GemmProblem& p, const GemmPlan& plan, void*
   args.tma_store = !knobs::is(knobs::kWgmmaEpilogue, "direct") && d.beta == 0.0f &&
                    args.n_tma > 0 && tile::tma_base_ok(p.c) &&
                    tile::tma_pitch_ok(uint64_t(d.ldc) * 4) &&
-                   tile::tma_encode_3d(&mc, p.c, 4, uint64_t(args.n_tma), uint64_t(d.M), 1,
+                   tile::tma_encode_3d(mc, p.c, 4, uint64_t(args.n_tma), uint64_t(d.M), 1,
                                        uint64_t(d.ldc) * 4, 0, 32, 64);
+  return args;
+}
 
+void plan_tiles(const tc_gemm_desc& d, const GemmDevice& dev, int stages, GemmPlan* plan) {
+  const int64_t units = ((d.M + 127) / 128) * ((d.N + 127) / 128);
+  plan->bm = plan->bn = 128;
+  plan->stages = stages;
+  plan->splits = 1;
+  plan->grid = int(std::min<int64_t>(units, dev.sm_count));
+}
+
+std::string transposes(const tc_gemm_desc& d) {
+  return std::string(d.transpose_a ? "t" : "n") + (d.transpose_b ? "t" : "n");
+}
+
+}  // namespace
+
+bool plan_gemm_tf32x3(const GemmProblem& p, const GemmDevice& dev, GemmPlan* plan,
+                      std::string& why) {
+  const tc_gemm_desc& d = p.d;
+  if (d.a_dtype != TC_DTYPE_F32 || d.b_dtype != TC_DTYPE_F32 || d.c_dtype != TC_DTYPE_F32 ||
+      d.accum_dtype != TC_DTYPE_F32) {
+    why = "3xTF32 kernel: f32 inputs, output and accumulation only";
+    return false;
+  }
+  if (dev.cc_major != 9 || dev.cc_minor != 0 || !tile::tma_encoder()) {
+    why = "3xTF32 kernel: built for sm_90a (wgmma, TMA) only";
+    return false;
+  }
+  if (p.batch != 1 || (d.M + 31) / 32 > 65535 || (d.N + 31) / 32 > 65535) {
+    why = "3xTF32 kernel: batch 1 and M, N below 2^21 only (the SIMT kernel serves the rest)";
+    return false;
+  }
+  const int64_t kp = kpad(d.K);
+  plan_tiles(d, dev, Tf32Smem<3>::stages, plan);
+  plan->pack_a = plan->pack_b = true;
+  plan->workspace_bytes = copy_bytes(d.M, 2, kp) + copy_bytes(d.N, 2, kp);
+  // p.variant 1..3 = tensor-core chunks of 1, 2, 4 k-blocks (the autotuner's choices; more
+  // is faster and less accurate); 0 = 1.
   const int chunk = p.variant >= 1 && p.variant <= 3 ? 1 << (p.variant - 1) : 1;
-  const cudaError_t e = chunk == 4   ? launch_chunked<4>(plan, stream, ma, mb, mc, args, kp)
-                        : chunk == 2 ? launch_chunked<2>(plan, stream, ma, mb, mc, args, kp)
-                                     : launch_chunked<1>(plan, stream, ma, mb, mc, args, kp);
+  plan->name = "gemm_wgmma_tf32x3_f32_" + transposes(d) + "_bm128_bn128_bk32_s3_chunk" +
+               std::to_string(32 * chunk) + "_split";
+  return true;
+}
+
+tc_status_t launch_gemm_tf32x3(const GemmProblem& p, const GemmPlan& plan, void* workspace) {
+  const tc_gemm_desc& d = p.d;
+  const int64_t kp = kpad(d.K);
+  if (!workspace || plan.workspace_bytes < copy_bytes(d.M, 2, kp) + copy_bytes(d.N, 2, kp))
+    return TC_ERROR_INTERNAL;
+  auto stream = static_cast<cudaStream_t>(p.stream);
+  char* ws = static_cast<char*>(workspace);
+  TmaMap ma, mb, mc{};
+  if (!operand_map<3>(&ma, p.a, d.M, d.K, !d.transpose_a, d.lda, true, kp, &ws, stream) ||
+      !operand_map<3>(&mb, p.b, d.N, d.K, d.transpose_b, d.ldb, true, kp, &ws, stream))
+    return TC_ERROR_BACKEND_FAILURE;
+  const WgmmaArgs args = make_args(p, kp, &mc);
+  const int chunk = p.variant >= 1 && p.variant <= 3 ? 1 << (p.variant - 1) : 1;
+  const cudaError_t e = chunk == 4   ? launch_kernel<3, 4>(plan, stream, ma, mb, mc, args, kp)
+                        : chunk == 2 ? launch_kernel<3, 2>(plan, stream, ma, mb, mc, args, kp)
+                                     : launch_kernel<3, 1>(plan, stream, ma, mb, mc, args, kp);
+  return e == cudaSuccess ? TC_SUCCESS : TC_ERROR_BACKEND_FAILURE;
+}
+
+bool plan_gemm_tf32(const GemmProblem& p, const GemmDevice& dev, GemmPlan* plan, std::string& why) {
+  why = tf32_decline(p, knobs::get(knobs::kTf32Own), dev.cc_major, dev.cc_minor,
+                     tile::tma_encoder() != nullptr);
+  if (!why.empty()) return false;
+  const tc_gemm_desc& d = p.d;
+  const int64_t kp = kpad(d.K);
+  plan_tiles(d, dev, Tf32Smem<1>::stages, plan);
+  plan->pack_a = !tf32_direct(!d.transpose_a, p.a, d.lda);
+  plan->pack_b = !tf32_direct(d.transpose_b, p.b, d.ldb);
+  plan->workspace_bytes =
+      (plan->pack_a ? copy_bytes(d.M, 1, kp) : 0) + (plan->pack_b ? copy_bytes(d.N, 1, kp) : 0);
+  plan->name = "gemm_wgmma_tf32_f32_" + transposes(d) + "_bm128_bn128_bk32_s" +
+               std::to_string(Tf32Smem<1>::stages) +
+               (plan->pack_a ? (plan->pack_b ? "_packab" : "_packa")
+                             : (plan->pack_b ? "_packb" : "_direct"));
+  return true;
+}
+
+tc_status_t launch_gemm_tf32(const GemmProblem& p, const GemmPlan& plan, void* workspace) {
+  const tc_gemm_desc& d = p.d;
+  const int64_t kp = kpad(d.K);
+  if (plan.workspace_bytes > 0 && !workspace) return TC_ERROR_INTERNAL;
+  auto stream = static_cast<cudaStream_t>(p.stream);
+  char* ws = static_cast<char*>(workspace);
+  TmaMap ma, mb, mc{};
+  if (!operand_map<1>(&ma, p.a, d.M, d.K, !d.transpose_a, d.lda, plan.pack_a, kp, &ws, stream) ||
+      !operand_map<1>(&mb, p.b, d.N, d.K, d.transpose_b, d.ldb, plan.pack_b, kp, &ws, stream))
+    return TC_ERROR_BACKEND_FAILURE;
+  const WgmmaArgs args = make_args(p, kp, &mc);
+  const cudaError_t e = launch_kernel<1, 1>(plan, stream, ma, mb, mc, args, kp);
   return e == cudaSuccess ? TC_SUCCESS : TC_ERROR_BACKEND_FAILURE;
 }
 

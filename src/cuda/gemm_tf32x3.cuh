@@ -16,6 +16,12 @@
 //    tensor cores sum chunks of CHUNK k-blocks (default 1: 12 accumulations) and each chunk is
 //    added to an f32 total in registers with FADD (round to nearest).
 //  - Epilogue: gemm_wgmma's (TMA stores when beta == 0 and C is TMA-legal; else direct).
+//  - PASSES = 1 is the own 1-pass TF32 kernel (accum_dtype TF32; gemm_tf32.h): one operand
+//    box per stage (A, B), 6 stages, the tensor cores summing the whole K range (its error is
+//    set by the tf32 inputs, ~1e-3, not by the accumulation), operands read by TMA straight
+//    from the caller's f32 matrices when K-major and TMA-legal, else from a K-major copy
+//    (split_tf32_kernel<1>: the raw f32 bits, so both ways give the same bits). wgmma reads
+//    the f32 containers as tf32 (the low 13 mantissa bits ignored: truncation).
 // Included by gemm_tf32x3.cu only (the split kernel has internal linkage).
 #pragma once
 
@@ -23,14 +29,15 @@
 
 namespace tc::cuda {
 
-constexpr int kTf32Stages = 3;
-
+template <int PASSES>
 struct Tf32Smem {
-  static constexpr int box = 128 * 128;        // one 128-row x 128-byte operand box
-  static constexpr int stage_bytes = 4 * box;  // A hi, A lo, B hi, B lo
-  static constexpr int epi_offset = kTf32Stages * stage_bytes;
+  static constexpr int stages = PASSES == 3 ? 3 : 6;
+  static constexpr int parts = PASSES == 3 ? 2 : 1;    // boxes per operand: hi, lo / the value
+  static constexpr int box = 128 * 128;                // one 128-row x 128-byte operand box
+  static constexpr int stage_bytes = 2 * parts * box;  // A (hi, lo), B (hi, lo)
+  static constexpr int epi_offset = stages * stage_bytes;
   static constexpr int bar_offset = epi_offset + 2 * kWgmmaEpiBytes;
-  static constexpr int total = 1024 + bar_offset + 2 * kTf32Stages * 8;
+  static constexpr int total = 1024 + bar_offset + 2 * stages * 8;
   static_assert(total <= 232448, "over the 227 KB opt-in limit");
 };
 
@@ -41,7 +48,9 @@ __device__ __forceinline__ float tf32_round(float x) {
 }
 
 // Element (r, k) of the source is src[r * sr + k * sk]; one of sr, sk is 1. 32 x 32 tiles
-// through shared memory keep both the read and the (K-major) write coalesced.
+// through shared memory keep both the read and the (K-major) write coalesced. PASSES 3: rows of
+// hi then lo (2 kp); PASSES 1: rows of the raw values (kp).
+template <int PASSES>
 static __global__ void split_tf32_kernel(const float* __restrict__ src, float* __restrict__ dst,
                                          int rows, int K, long long sr, long long sk, int kp) {
   __shared__ float tile[32][33];
@@ -62,30 +71,37 @@ static __global__ void split_tf32_kernel(const float* __restrict__ src, float* _
   for (int j = ty; j < 32; j += 8) {
     const int r = r0 + j, k = k0 + tx;
     if (r >= rows) continue;
-    const float x = tile[j][tx], hi = tf32_round(x);
-    float* d = dst + (long long)r * 2 * kp;
-    d[k] = hi;
-    d[kp + k] = tf32_round(x - hi);
+    const float x = tile[j][tx];
+    if constexpr (PASSES == 1) {
+      dst[(long long)r * kp + k] = x;
+    } else {
+      const float hi = tf32_round(x);
+      float* d = dst + (long long)r * 2 * kp;
+      d[k] = hi;
+      d[kp + k] = tf32_round(x - hi);
+    }
   }
 }
 
-// CHUNK: k-blocks of 32 summed by the tensor cores before the f32 total (see the contract).
-template <int CHUNK>
+// CHUNK: k-blocks of 32 summed by the tensor cores before the f32 total (see the contract;
+// PASSES 1 sums the whole range). kp: the k offset of the lo parts in the maps (PASSES 3).
+template <int PASSES, int CHUNK>
 __global__ void __launch_bounds__(384, 1)
     gemm_tf32x3_kernel(const __grid_constant__ TmaMap map_a, const __grid_constant__ TmaMap map_b,
                        const __grid_constant__ TmaMap map_c, const WgmmaArgs args, const i32 kp) {
 #if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
-  using S = Tf32Smem;
+  using S = Tf32Smem<PASSES>;
+  constexpr int kStages = S::stages;
   extern __shared__ u8 smem_raw[];
   u8* smem = reinterpret_cast<u8*>((reinterpret_cast<u64>(smem_raw) + 1023) & ~u64(1023));
   mbarrier* full = reinterpret_cast<mbarrier*>(smem + S::bar_offset);
-  mbarrier* empty = full + kTf32Stages;
+  mbarrier* empty = full + kStages;
   const int wg = threadIdx.x / 128;
   const i32 units = args.tiles_m * args.tiles_n;
   if (threadIdx.x == 0) {
     tma_prefetch_map(&map_a);
     tma_prefetch_map(&map_b);
-    for (int s = 0; s < kTf32Stages; ++s) {
+    for (int s = 0; s < kStages; ++s) {
       mbar_init(&full[s], 1);
       mbar_init(&empty[s], 8);  // lane 0 of each consumer warp
     }
@@ -109,10 +125,12 @@ __global__ void __launch_bounds__(384, 1)
           mbar_arrive_expect_tx(&full[stage], S::stage_bytes);
           const i32 k0 = kb * 32;
           tma_load_3d(s, &map_a, &full[stage], k0, u.m0, 0);
-          tma_load_3d(s + S::box, &map_a, &full[stage], kp + k0, u.m0, 0);
-          tma_load_3d(s + 2 * S::box, &map_b, &full[stage], k0, n0, 0);
-          tma_load_3d(s + 3 * S::box, &map_b, &full[stage], kp + k0, n0, 0);
-          if (++stage == kTf32Stages) {
+          tma_load_3d(s + S::parts * S::box, &map_b, &full[stage], k0, n0, 0);
+          if constexpr (PASSES == 3) {
+            tma_load_3d(s + S::box, &map_a, &full[stage], kp + k0, u.m0, 0);
+            tma_load_3d(s + 3 * S::box, &map_b, &full[stage], kp + k0, n0, 0);
+          }
+          if (++stage == kStages) {
             stage = 0;
             phase ^= 1;
           }
@@ -131,30 +149,37 @@ __global__ void __launch_bounds__(384, 1)
       u.n0 *= 128;
 #pragma unroll
       for (int i = 0; i < 64; ++i) tot[i] = 0.0f;
-      for (i32 c0 = u.kb0; c0 < u.kb1; c0 += CHUNK) {
-        const i32 c1 = min(u.kb1, c0 + CHUNK);
+      const i32 chunk = PASSES == 1 ? max(1, u.kb1 - u.kb0) : CHUNK;
+      for (i32 c0 = u.kb0; c0 < u.kb1; c0 += chunk) {
+        const i32 c1 = min(u.kb1, c0 + chunk);
         int prev = -1;
         for (i32 kb = c0; kb < c1; ++kb) {
           mbar_wait(&full[stage], phase);
           const u32 s = smem_addr(smem + stage * S::stage_bytes) + cw * 8192;
-          const u32 sb = smem_addr(smem + stage * S::stage_bytes) + 2 * S::box;
+          const u32 sb = smem_addr(smem + stage * S::stage_bytes) + S::parts * S::box;
           wgmma_fence();
 #pragma unroll
           for (int kk = 0; kk < 4; ++kk) {  // k8 steps: +32 bytes in the swizzled row
-            const u64 ahi = make_smem_desc_sw128(s + kk * 32, 16, 1024);
-            const u64 alo = make_smem_desc_sw128(s + S::box + kk * 32, 16, 1024);
-            const u64 bhi = make_smem_desc_sw128(sb + kk * 32, 16, 1024);
-            const u64 blo = make_smem_desc_sw128(sb + S::box + kk * 32, 16, 1024);
-            // Small terms first, while the chunk sum is small.
-            WgmmaTf32x128::run(d, ahi, blo, (kb > c0 || kk > 0) ? 1u : 0u);
-            WgmmaTf32x128::run(d, alo, bhi, 1u);
-            WgmmaTf32x128::run(d, ahi, bhi, 1u);
+            if constexpr (PASSES == 1) {
+              WgmmaTf32x128::run(d, make_smem_desc_sw128(s + kk * 32, 16, 1024),
+                                 make_smem_desc_sw128(sb + kk * 32, 16, 1024),
+                                 (kb > c0 || kk > 0) ? 1u : 0u);
+            } else {
+              const u64 ahi = make_smem_desc_sw128(s + kk * 32, 16, 1024);
+              const u64 alo = make_smem_desc_sw128(s + S::box + kk * 32, 16, 1024);
+              const u64 bhi = make_smem_desc_sw128(sb + kk * 32, 16, 1024);
+              const u64 blo = make_smem_desc_sw128(sb + S::box + kk * 32, 16, 1024);
+              // Small terms first, while the chunk sum is small.
+              WgmmaTf32x128::run(d, ahi, blo, (kb > c0 || kk > 0) ? 1u : 0u);
+              WgmmaTf32x128::run(d, alo, bhi, 1u);
+              WgmmaTf32x128::run(d, ahi, bhi, 1u);
+            }
           }
           wgmma_commit();
           wgmma_wait<1>();
           if (prev >= 0 && threadIdx.x % 32 == 0) mbar_arrive(&empty[prev]);
           prev = stage;
-          if (++stage == kTf32Stages) {
+          if (++stage == kStages) {
             stage = 0;
             phase ^= 1;
           }
