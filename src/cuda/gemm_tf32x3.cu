@@ -17,14 +17,14 @@
 namespace tc::cuda {
 namespace {
 
-template <int PASSES, int CHUNK>
+template <int PASSES, int CHUNK, bool AREG = false>
 cudaError_t launch_kernel(const GemmPlan& plan, cudaStream_t stream, const TmaMap& ma,
                           const TmaMap& mb, const TmaMap& mc, const WgmmaArgs& args, int64_t kp) {
   constexpr int smem = Tf32Smem<PASSES>::total;
-  if (const cudaError_t e = raise_smem_once<gemm_tf32x3_kernel<PASSES, CHUNK>>(smem);
+  if (const cudaError_t e = raise_smem_once<gemm_tf32x3_kernel<PASSES, CHUNK, AREG>>(smem);
       e != cudaSuccess)
     return e;
-  return launch_maybe_pdl(gemm_tf32x3_kernel<PASSES, CHUNK>, dim3(plan.grid), dim3(384), smem,
+  return launch_maybe_pdl(gemm_tf32x3_kernel<PASSES, CHUNK, AREG>, dim3(plan.grid), dim3(384), smem,
                           stream, 1, ma, mb, mc, args, i32(kp));
 }
 
@@ -60,16 +60,17 @@ bool operand_map(TmaMap* map, const void* src, int64_t rows, int64_t K, bool k_m
                              uint64_t(parts * kp * 4), 0, 32, 128);
 }
 
-// The epilogue's and the tile loop's arguments, and C's map when TMA stores serve it.
-WgmmaArgs make_args(const GemmProblem& p, int64_t kp, TmaMap* mc) {
+// The epilogue's and the tile loop's arguments, and C's map when TMA stores serve it. swap:
+// the kernel computes C^T = B^T A^T (its rows are C's columns) and writes it transposed.
+WgmmaArgs make_args(const GemmProblem& p, int64_t kp, TmaMap* mc, bool swap = false) {
   const tc_gemm_desc& d = p.d;
   WgmmaArgs args{};
-  args.M = d.M;
-  args.N = d.N;
+  args.M = swap ? d.N : d.M;
+  args.N = swap ? d.M : d.N;
   args.K = d.K;
   args.batch = 1;
-  args.tiles_m = int((d.M + 127) / 128);
-  args.tiles_n = int((d.N + 127) / 128);
+  args.tiles_m = int((args.M + 127) / 128);
+  args.tiles_n = int((args.N + 127) / 128);
   args.splits = 1;
   args.kb_total = args.kb_per_split = int(kp / 32);
   args.alpha = d.alpha;
@@ -77,11 +78,12 @@ WgmmaArgs make_args(const GemmProblem& p, int64_t kp, TmaMap* mc) {
   args.c = p.c;
   args.ldc = d.ldc;
   args.c_type = CType::f32;
-  args.c_vec2 = d.ldc % 2 == 0 && reinterpret_cast<uintptr_t>(p.c) % 8 == 0;
+  args.c_trans = swap;
+  args.c_vec2 = !swap && d.ldc % 2 == 0 && reinterpret_cast<uintptr_t>(p.c) % 8 == 0;
   // The map stops at the row's last 16-byte boundary (TMA stores write whole 16-byte chunks,
   // which would reach into C's padding); the epilogue stores the tail columns directly.
   args.n_tma = wgmma_tma_cols(int(d.N), 4);
-  args.tma_store = !knobs::is(knobs::kWgmmaEpilogue, "direct") && d.beta == 0.0f &&
+  args.tma_store = !swap && !knobs::is(knobs::kWgmmaEpilogue, "direct") && d.beta == 0.0f &&
                    args.n_tma > 0 && tile::tma_base_ok(p.c) &&
                    tile::tma_pitch_ok(uint64_t(d.ldc) * 4) &&
                    tile::tma_encode_3d(mc, p.c, 4, uint64_t(args.n_tma), uint64_t(d.M), 1,
@@ -157,12 +159,13 @@ bool plan_gemm_tf32(const GemmProblem& p, const GemmDevice& dev, GemmPlan* plan,
   const tc_gemm_desc& d = p.d;
   const int64_t kp = kpad(d.K);
   plan_tiles(d, dev, Tf32Smem<1>::stages, plan);
+  plan->swap_ab = tf32_nn_in_registers(p, knobs::get(knobs::kTf32Own));
   plan->pack_a = !tf32_direct(!d.transpose_a, p.a, d.lda);
-  plan->pack_b = !tf32_direct(d.transpose_b, p.b, d.ldb);
+  plan->pack_b = !plan->swap_ab && !tf32_direct(d.transpose_b, p.b, d.ldb);
   plan->workspace_bytes =
       (plan->pack_a ? copy_bytes(d.M, 1, kp) : 0) + (plan->pack_b ? copy_bytes(d.N, 1, kp) : 0);
   plan->name = "gemm_wgmma_tf32_f32_" + transposes(d) + "_bm128_bn128_bk32_s" +
-               std::to_string(Tf32Smem<1>::stages) +
+               std::to_string(Tf32Smem<1>::stages) + (plan->swap_ab ? "_areg" : "") +
                (plan->pack_a ? (plan->pack_b ? "_packab" : "_packa")
                              : (plan->pack_b ? "_packb" : "_direct"));
   return true;
@@ -175,6 +178,15 @@ tc_status_t launch_gemm_tf32(const GemmProblem& p, const GemmPlan& plan, void* w
   auto stream = static_cast<cudaStream_t>(p.stream);
   char* ws = static_cast<char*>(workspace);
   TmaMap ma, mb, mc{};
+  if (plan.swap_ab) {  // NN as C^T = B^T A^T: B (K x N, N-major) in boxes of 32 k x 32 n
+    if (!tile::tma_encode_3d(&ma, p.b, 4, uint64_t(d.N), uint64_t(d.K), 1, uint64_t(d.ldb) * 4, 0,
+                             32, 32) ||
+        !operand_map<1>(&mb, p.a, d.M, d.K, true, d.lda, plan.pack_a, kp, &ws, stream))
+      return TC_ERROR_BACKEND_FAILURE;
+    const WgmmaArgs args = make_args(p, kp, &mc, true);
+    const cudaError_t e = launch_kernel<1, 1, true>(plan, stream, ma, mb, mc, args, kp);
+    return e == cudaSuccess ? TC_SUCCESS : TC_ERROR_BACKEND_FAILURE;
+  }
   if (!operand_map<1>(&ma, p.a, d.M, d.K, !d.transpose_a, d.lda, plan.pack_a, kp, &ws, stream) ||
       !operand_map<1>(&mb, p.b, d.N, d.K, d.transpose_b, d.ldb, plan.pack_b, kp, &ws, stream))
     return TC_ERROR_BACKEND_FAILURE;

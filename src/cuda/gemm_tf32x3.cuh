@@ -83,9 +83,39 @@ static __global__ void split_tf32_kernel(const float* __restrict__ src, float* _
   }
 }
 
+// D(64x128, f32) (+)= A(64x8, tf32, registers) * B(8x128, tf32, K-major shared memory): the
+// register form lets an MN-major operand serve as A (PTX ISA: wgmma tf32 reads shared memory
+// K-major only). The fragment's registers must not change until the wgmma has completed.
+// clang-format off
+__device__ __forceinline__ void wgmma_tf32_rs(float (&d)[64], const u32 (&a)[4], u64 db,
+                                              u32 accumulate) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %69, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, {%64, %65, %66, %67}, %68, p, 1, 1;\n}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(accumulate));
+}
+// clang-format on
+
+// The A fragment of k8 step kk (a0: row g, k t; a1: row g + 8; a2, a3: k + 4; g = lane / 4,
+// t = lane % 4; rows 16 w.. of the warpgroup's 64) from a 64-row x 32-k MN-major tile: two
+// TMA boxes of 32 k rows x 32 elements (128 bytes, 128-byte swizzle: the 16-byte chunk index
+// XOR the row's index mod 8), `tile` their shared-memory address.
+__device__ __forceinline__ void load_a_frag_mn(u32 (&a)[4], u32 tile, int kk) {
+  const int l = threadIdx.x % 32, w = (threadIdx.x / 32) % 4;
+  const u32 box = tile + (w / 2) * 4096;
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    const int row = 16 * (w % 2) + l / 4 + 8 * (i & 1), k = 8 * kk + l % 4 + 4 * (i >> 1);
+    const u32 addr = box + k * 128 + (((row >> 2) ^ (k & 7)) << 4) + (row & 3) * 4;
+    asm volatile("ld.shared.b32 %0, [%1];" : "=r"(a[i]) : "r"(addr) : "memory");
+  }
+}
+
 // CHUNK: k-blocks of 32 summed by the tensor cores before the f32 total (see the contract;
 // PASSES 1 sums the whole range). kp: the k offset of the lo parts in the maps (PASSES 3).
-template <int PASSES, int CHUNK>
+// AREG (PASSES 1): map_a is an MN-major operand (boxes of 32 k x 32 rows), read into registers.
+template <int PASSES, int CHUNK, bool AREG = false>
 __global__ void __launch_bounds__(384, 1)
     gemm_tf32x3_kernel(const __grid_constant__ TmaMap map_a, const __grid_constant__ TmaMap map_b,
                        const __grid_constant__ TmaMap map_c, const WgmmaArgs args, const i32 kp) {
@@ -124,7 +154,12 @@ __global__ void __launch_bounds__(384, 1)
           u8* s = smem + stage * S::stage_bytes;
           mbar_arrive_expect_tx(&full[stage], S::stage_bytes);
           const i32 k0 = kb * 32;
-          tma_load_3d(s, &map_a, &full[stage], k0, u.m0, 0);
+          if constexpr (AREG) {
+            for (int j = 0; j < 4; ++j)
+              tma_load_3d(s + j * 4096, &map_a, &full[stage], u.m0 + 32 * j, k0, 0);
+          } else {
+            tma_load_3d(s, &map_a, &full[stage], k0, u.m0, 0);
+          }
           tma_load_3d(s + S::parts * S::box, &map_b, &full[stage], k0, n0, 0);
           if constexpr (PASSES == 3) {
             tma_load_3d(s + S::box, &map_a, &full[stage], kp + k0, u.m0, 0);
@@ -157,10 +192,18 @@ __global__ void __launch_bounds__(384, 1)
           mbar_wait(&full[stage], phase);
           const u32 s = smem_addr(smem + stage * S::stage_bytes) + cw * 8192;
           const u32 sb = smem_addr(smem + stage * S::stage_bytes) + S::parts * S::box;
+          [[maybe_unused]] u32 a[4][4];  // AREG: the stage's A fragments, loaded before the fence
+          if constexpr (AREG) {
+#pragma unroll
+            for (int kk = 0; kk < 4; ++kk) load_a_frag_mn(a[kk], s, kk);
+          }
           wgmma_fence();
 #pragma unroll
           for (int kk = 0; kk < 4; ++kk) {  // k8 steps: +32 bytes in the swizzled row
-            if constexpr (PASSES == 1) {
+            if constexpr (AREG) {
+              wgmma_tf32_rs(d, a[kk], make_smem_desc_sw128(sb + kk * 32, 16, 1024),
+                            (kb > c0 || kk > 0) ? 1u : 0u);
+            } else if constexpr (PASSES == 1) {
               WgmmaTf32x128::run(d, make_smem_desc_sw128(s + kk * 32, 16, 1024),
                                  make_smem_desc_sw128(sb + kk * 32, 16, 1024),
                                  (kb > c0 || kk > 0) ? 1u : 0u);
@@ -176,9 +219,20 @@ __global__ void __launch_bounds__(384, 1)
             }
           }
           wgmma_commit();
-          wgmma_wait<1>();
-          if (prev >= 0 && threadIdx.x % 32 == 0) mbar_arrive(&empty[prev]);
-          prev = stage;
+          if constexpr (AREG) {
+            // The in-flight wgmma reads the fragments' registers: wait for it, and keep them
+            // live until then (the compiler would otherwise reuse them after the issue).
+            wgmma_wait<0>();
+            reg_fence(a[0]);
+            reg_fence(a[1]);
+            reg_fence(a[2]);
+            reg_fence(a[3]);
+            if (threadIdx.x % 32 == 0) mbar_arrive(&empty[stage]);
+          } else {
+            wgmma_wait<1>();
+            if (prev >= 0 && threadIdx.x % 32 == 0) mbar_arrive(&empty[prev]);
+            prev = stage;
+          }
           if (++stage == kStages) {
             stage = 0;
             phase ^= 1;

@@ -2,7 +2,8 @@
 //  - everywhere (no GPU): the planner's decline reasons and the direct-read rule;
 //  - on sm_90a: every transpose against float64 with a TF32 bound, odd shapes and pitches (the
 //    copied operands), beta != 0, C poisoned where beta = 0 and its row padding guarded
-//    (run_gemm_case), the instance name naming the path (direct / copied operands), bitwise
+//    (run_gemm_case), the instance name naming the path (direct / copied operands / NN with
+//    B^T in registers, and the copy of B instead under TC_TF32_OWN=pack), bitwise
 //    repeats, and bitwise equality of the four transposes of the same product: a copied
 //    operand holds the same raw f32 bits K-major as the direct read, so the kernel sees the same
 //    shared memory either way;
@@ -10,6 +11,7 @@
 // Written without device time (2026-11-30): the GPU cases have not run yet.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
 #include <random>
 #include <string>
@@ -61,6 +63,28 @@ TEST(Tf32OwnPlanner, DeclineReasons) {
     EXPECT_EQ(tf32_decline(problem(tr & 2, tr & 1, TC_DTYPE_TF32), "1", 9, 0, true), "") << tr;
 }
 
+TEST(Tf32OwnPlanner, NnInRegistersRule) {
+  using cuda::tf32_nn_in_registers;
+  alignas(16) static float buf[8];
+  GemmProblem nn = problem(false, false, TC_DTYPE_TF32);
+  nn.b = buf;
+  nn.d.ldb = 60;
+  EXPECT_TRUE(tf32_nn_in_registers(nn, "1"));
+  EXPECT_FALSE(tf32_nn_in_registers(nn, "pack"));  // the A/B: B copied K-major instead
+  EXPECT_EQ(cuda::tf32_decline(nn, "pack", 9, 0, true), "");
+  for (int tr = 1; tr < 4; ++tr) {
+    GemmProblem other = nn;
+    other.d.transpose_a = tr & 2, other.d.transpose_b = tr & 1;
+    EXPECT_FALSE(tf32_nn_in_registers(other, "1")) << tr;
+  }
+  GemmProblem odd = nn;
+  odd.d.ldb = 61;  // B's boxes need a 16-byte pitch
+  EXPECT_FALSE(tf32_nn_in_registers(odd, "1"));
+  odd = nn;
+  odd.b = buf + 1;
+  EXPECT_FALSE(tf32_nn_in_registers(odd, "1"));
+}
+
 TEST(Tf32OwnPlanner, DirectReadRule) {
   using cuda::tf32_direct;
   alignas(16) static float buf[8];
@@ -76,11 +100,14 @@ TEST(Tf32OwnPlanner, DirectReadRule) {
 class CudaTf32Own : public WgmmaPathTest {
  protected:
   // The instance suffix the plan must take: an operand is read in place when K-major with a
-  // 16-byte pitch (the API's buffers are 256-byte aligned).
-  static std::string path(const GemmCase& c) {
+  // 16-byte pitch (the API's buffers are 256-byte aligned); NN with B's pitch a 16-byte
+  // multiple runs with B^T in registers (_areg) unless the knob says pack.
+  static std::string path(const GemmCase& c, bool pack_knob) {
     const int64_t lda = (c.ta ? c.M : c.K) + c.ld_pad, ldb = (c.tb ? c.K : c.N) + c.ld_pad;
-    const bool pa = c.ta || lda % 4 != 0, pb = !c.tb || ldb % 4 != 0;
-    return pa ? (pb ? "_packab" : "_packa") : (pb ? "_packb" : "_direct");
+    const bool areg = !c.ta && !c.tb && !pack_knob && ldb % 4 == 0;
+    const bool pa = c.ta || lda % 4 != 0, pb = !areg && (!c.tb || ldb % 4 != 0);
+    return std::string(areg ? "_areg" : "") +
+           (pa ? (pb ? "_packab" : "_packa") : (pb ? "_packb" : "_direct"));
   }
   void check_tf32(const GemmCase& c) {
     const double err = run_gemm_case(g_.ctx, c, kTf32, rng_);
@@ -89,32 +116,47 @@ class CudaTf32Own : public WgmmaPathTest {
     EXPECT_GE(err, 0.0) << what << ": wrote outside C or left a beta = 0 output unwritten";
     EXPECT_LE(err, kTf32Bound) << what;
     EXPECT_TRUE(has(inst, "gemm_wgmma_tf32_f32_")) << what;
-    EXPECT_TRUE(has(inst, path(c).c_str())) << what << ": want " << path(c);
+    const std::string want = path(c, pack_);
+    EXPECT_TRUE(has(inst, ("_s6" + want).c_str())) << what << ": want " << want;
   }
+  bool pack_ = false;  // TC_TF32_OWN=pack
   ScopedEnv own_row_{"TC_GEMM_ROW", "gemm_tf32_own"};
   ScopedEnv knob_{"TC_TF32_OWN", "1"};
 };
 
 TEST_F(CudaTf32Own, EveryTransposeMatchesFloat64) {
-  for (int tr = 0; tr < 4; ++tr) {
-    const bool ta = tr & 2, tb = tr & 1;
-    check_tf32(GemmCase{131, 97, 264, ta, tb, 0.75f, 0.0f});    // K % 4 == 0: direct where K-major
-    check_tf32(GemmCase{257, 129, 1001, ta, tb, 1.0f, -0.5f});  // K odd: copied, beta != 0
-    check_tf32(GemmCase{1, 1, 1, ta, tb, 1.0f, 0.0f});
-    check_tf32(GemmCase{3, 200, 7, ta, tb, -1.25f, 2.0f});
-    check_tf32(GemmCase{300, 260, 1024, ta, tb, 1.0f, 0.0f});  // 3 x 3 tiles, 32 k-blocks
-    GemmCase pad{129, 131, 136, ta, tb, 0.5f, 0.0f};
-    pad.ld_pad = 3;  // odd pitches: copied operands, C's padding guarded, direct C stores
-    check_tf32(pad);
-    pad.ld_pad = 4;  // 16-byte pitches again: direct where K-major, TMA stores for C
-    pad.beta = 0.25f;
-    check_tf32(pad);
-  }
+  for (const char* knob : {"1", "pack"})
+    for (int tr = 0; tr < 4; ++tr) {
+      ScopedEnv form("TC_TF32_OWN", knob);
+      pack_ = std::string(knob) == "pack";
+      const bool ta = tr & 2, tb = tr & 1;
+      check_tf32(GemmCase{131, 97, 264, ta, tb, 0.75f, 0.0f});  // K % 4 == 0: direct where K-major
+      check_tf32(GemmCase{257, 129, 1001, ta, tb, 1.0f, -0.5f});  // K odd: copied, beta != 0
+      check_tf32(GemmCase{1, 1, 1, ta, tb, 1.0f, 0.0f});
+      check_tf32(GemmCase{3, 200, 7, ta, tb, -1.25f, 2.0f});
+      check_tf32(GemmCase{300, 260, 1024, ta, tb, 1.0f, 0.0f});  // 3 x 3 tiles, 32 k-blocks
+      GemmCase pad{129, 131, 136, ta, tb, 0.5f, 0.0f};
+      pad.ld_pad = 3;  // odd pitches: copied operands, C's padding guarded, direct C stores
+      check_tf32(pad);
+      pad.ld_pad = 4;  // 16-byte pitches again: direct where K-major, TMA stores for C
+      pad.beta = 0.25f;
+      check_tf32(pad);
+      // N % 4 == 0 (or ldb = 132): NN takes B^T in registers, with A in place or copied, C
+      // written transposed from registers into padded rows.
+      check_tf32(GemmCase{255, 132, 520, ta, tb, 1.0f, 0.0f});
+      check_tf32(GemmCase{133, 68, 301, ta, tb, 0.5f, 1.5f});
+      GemmCase nn_pad{129, 131, 136, ta, tb, 1.0f, 0.0f};
+      nn_pad.ld_pad = 1;
+      check_tf32(nn_pad);
+    }
 }
 
 // The four transposes of one product (host-side transposed copies of A and B) and a repeat
-// give the same bits: the kernel reads the same raw f32 values K-major in every form.
+// give the same bits where the kernel reads the same raw f32 values K-major from shared memory
+// (TC_TF32_OWN=pack); NN with B^T in registers repeats bit for bit and stays within the TF32
+// bound of that result.
 TEST_F(CudaTf32Own, TransposesAndRepeatsBitwiseEqual) {
+  ScopedEnv form("TC_TF32_OWN", "pack");
   const int M = 133, N = 70, K = 300;
   tc_gemm_desc d{};
   d.M = M, d.N = N, d.K = K;
@@ -142,6 +184,23 @@ TEST_F(CudaTf32Own, TransposesAndRepeatsBitwiseEqual) {
     EXPECT_TRUE(has(r.instance, "_pack")) << r.instance;
     EXPECT_EQ(r.c, ref.c) << "transposes " << tr << " differ from NT (" << r.instance << ")";
   }
+  ScopedEnv regs("TC_TF32_OWN", "1");
+  GemmInputs nn = nt;
+  nn.d.transpose_b = false;
+  nn.b = transposed(nt.b, N, K);
+  const RunResult r1 = bytes(nn), r2 = bytes(nn);
+  EXPECT_TRUE(has(r1.instance, "_areg_direct")) << r1.instance;
+  EXPECT_EQ(r1.c, r2.c) << "NN in registers: repeat differs";
+  ASSERT_EQ(r1.c.size(), ref.c.size());
+  double diff = 0, norm = 0;
+  for (size_t i = 0; i < ref.c.size() / 4; ++i) {
+    float x, y;
+    std::memcpy(&x, &r1.c[4 * i], 4);
+    std::memcpy(&y, &ref.c[4 * i], 4);
+    diff += (double(x) - y) * (double(x) - y);
+    norm += double(y) * y;
+  }
+  EXPECT_LE(std::sqrt(diff / norm), kTf32Bound) << "NN in registers against the K-major form";
 }
 
 TEST_F(CudaTf32Own, DeclinedWithoutKnob) {
