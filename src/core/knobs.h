@@ -1,8 +1,8 @@
-// The TC_* knobs that the CUDA GEMM path and the quantized bulk GEMV read on every call
-// (planners, launchers), cached per thread. A 256^3 GEMM is launch bound: a dozen getenv calls per
-// call (each a scan of the environment with a string comparison per entry) were about a microsecond
-// of its ~5 us of host time. Here a knob read is an array load, and the cache follows the
-// environment by itself:
+// The TC_* knobs that the CUDA GEMM path and the quantized CUDA kernels (bulk GEMV, f16 MMA,
+// batched-decode wgmma) read on every call (planners, launchers), cached per thread. A 256^3 GEMM
+// is launch bound: a dozen getenv calls per call (each a scan of the environment with a string
+// comparison per entry) were about a microsecond of its ~5 us of host time. Here a knob read is an
+// array load, and the cache follows the environment by itself:
 //   - refresh() hashes the environment's entry addresses (no string is read; ~1 ns per entry)
 //     and reads every knob again with getenv only when that hash changed. setenv() and
 //     unsetenv() always change an address (glibc gives each distinct "NAME=value" its own
@@ -54,6 +54,23 @@ enum Id : int {
   kQuantBulkAblate,
   kQuantBulkVerbose,
   kQuantBulkTrace,
+  // The batched-decode wgmma kernel (quant_mma_b32.cu) and the f16 MMA (quant_mma_f16.cu).
+  kQuantB32,
+  kQuantB32Wg,
+  kQuantB32Xconv,
+  kQuantB32Wbox,
+  kQuantB32Even,
+  kQuantB32Splits,
+  kQuantB32MaxSplits,
+  kQuantB32Cluster,
+  kQuantB32Fixup,
+  kQuantB32Wbatch,
+  kQuantB32Ablate,
+  kQuantB32Convert,
+  kQuantB32Q8,
+  kQuantB32OldBelow,
+  kQuantF16Units,
+  kQuantF16Splits,
   kCount
 };
 
@@ -83,7 +100,23 @@ inline constexpr const char* kNames[kCount] = {"TC_GEMM_PDL",
                                                "TC_QUANT_BULK_XREG",
                                                "TC_QUANT_BULK_ABLATE",
                                                "TC_QUANT_BULK_VERBOSE",
-                                               "TC_QUANT_BULK_TRACE"};
+                                               "TC_QUANT_BULK_TRACE",
+                                               "TC_QUANT_B32",
+                                               "TC_QUANT_B32_WG",
+                                               "TC_QUANT_B32_XCONV",
+                                               "TC_QUANT_B32_WBOX",
+                                               "TC_QUANT_B32_EVEN",
+                                               "TC_QUANT_B32_SPLITS",
+                                               "TC_QUANT_B32_MAX_SPLITS",
+                                               "TC_QUANT_B32_CLUSTER",
+                                               "TC_QUANT_B32_FIXUP",
+                                               "TC_QUANT_B32_WBATCH",
+                                               "TC_QUANT_B32_ABLATE",
+                                               "TC_QUANT_B32_CONVERT",
+                                               "TC_QUANT_B32_Q8",
+                                               "TC_QUANT_B32_OLD_BELOW",
+                                               "TC_QUANT_F16_UNITS",
+                                               "TC_QUANT_F16_SPLITS"};
 
 struct State {
   uint64_t stamp;             // env_stamp() when `value` was read; 0: never read

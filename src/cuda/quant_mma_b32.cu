@@ -8,6 +8,7 @@
 #include <cstring>
 #include <limits>
 
+#include "core/knobs.h"
 #include "cuda/gemm_launch_pdl.h"
 #include "cuda/quant_launch.cuh"
 #include "cuda/quant_mma_b32.h"
@@ -28,7 +29,7 @@ size_t up(size_t v) {
 
 // Consumer warpgroups: 4 (256 W rows a CTA, 640 threads); TC_QUANT_B32_WG=2 for A/B.
 int warpgroups() {
-  const char* v = std::getenv("TC_QUANT_B32_WG");
+  const char* v = tc::knobs::get(tc::knobs::kQuantB32Wg);
   return v && std::strcmp(v, "2") == 0 ? 2 : 4;
 }
 
@@ -43,7 +44,7 @@ int warpgroups() {
 enum class XConv { kAuto, kHelpers, kKernel };
 constexpr int kXinMaxStages = 4;
 XConv xconv_knob() {
-  const char* v = std::getenv("TC_QUANT_B32_XCONV");
+  const char* v = tc::knobs::get(tc::knobs::kQuantB32Xconv);
   if (v && std::strcmp(v, "helpers") == 0) return XConv::kHelpers;
   if (v && std::strcmp(v, "kernel") == 0) return XConv::kKernel;
   return XConv::kAuto;
@@ -77,7 +78,7 @@ constexpr int kFixed = 4, kMaxSplits = b32::kMaxSplits;
 // warpgroups only. The splits are then even, so that each CTA's boxes start on an even stage
 // (16-byte aligned for Q4_0 / Q8_0).
 bool wbox_pair(tc_dtype_t w) {
-  const char* v = std::getenv("TC_QUANT_B32_WBOX");
+  const char* v = tc::knobs::get(tc::knobs::kQuantB32Wbox);
   return v && (std::strcmp(v, "pair") == 0 || (std::strcmp(v, "q4_0") == 0 && w == TC_DTYPE_Q4_0));
 }
 
@@ -95,21 +96,22 @@ Geo geometry(const Args& a, size_t cap) {
     return splits == 1 ? g.x_bytes
                        : g.x_bytes + g.cnt_bytes + up(size_t(splits) * g.tiles * g.nx * rows * 4);
   };
-  const char* even_knob = std::getenv("TC_QUANT_B32_EVEN");
+  const char* even_knob = tc::knobs::get(tc::knobs::kQuantB32Even);
   const int even =
       a.w_dtype == TC_DTYPE_Q4_K || g.pair || (even_knob && std::strcmp(even_knob, "1") == 0) ? 2
                                                                                               : 1;
   auto per_of = [&](int splits) { return ((nks + splits - 1) / splits + even - 1) / even * even; };
   const int sms = std::max(1, sm_count());
   int forced = 0;
-  if (const char* v = std::getenv("TC_QUANT_B32_SPLITS")) forced = std::max(0, std::atoi(v));
+  if (const char* v = tc::knobs::get(tc::knobs::kQuantB32Splits))
+    forced = std::max(0, std::atoi(v));
   // Q4_0 at M > 16: at most 4 (H200 2026-11-30 00:59 UTC, 7B step at batch 32, one process
   // each: 2.671 ms against 2.770 / 2.772 for the default then, whose O and down projections
   // split 8 ways through the workspace; capped at 4 they split in resident clusters of 4; the
   // 00:27 sweep, 4096x4096: M = 32 14.1 us capped against 15.8, but M = 16 12.5 against 11.9).
   // Q4_K measured slower capped (3.480 against 3.448 / 3.455); Q8_0 was not measured capped.
   int most = a.w_dtype == TC_DTYPE_Q4_0 && a.M > 16 ? 4 : kMaxSplits;
-  if (const char* v = std::getenv("TC_QUANT_B32_MAX_SPLITS"))
+  if (const char* v = tc::knobs::get(tc::knobs::kQuantB32MaxSplits))
     most = std::clamp(std::atoi(v), 1, kMaxSplits);
   double best = std::numeric_limits<double>::max();
   for (int s = 1; s <= (forced ? kMaxSplits : most) && s <= std::max(1, nks / 2); ++s) {
@@ -181,7 +183,7 @@ unsigned long long next_token() {
 template <class C>
 bool cluster_fits(const Geo& g) {
   if (g.splits < 2 || g.splits > b32::kMaxClusterSplits) return false;
-  const char* v = std::getenv("TC_QUANT_B32_CLUSTER");
+  const char* v = tc::knobs::get(tc::knobs::kQuantB32Cluster);
   if (v && std::strcmp(v, "0") == 0) return false;
   static std::atomic<int> most[8][b32::kMaxClusterSplits + 1];  // resident clusters + 1; 0: ask
   int dev = 0;
@@ -226,7 +228,7 @@ tc_status_t launch_cfg(const Args& a, const Geo& g, cudaStream_t s) {
   // The K-split fixup keeps 16 16-byte loads a thread in flight (Params::fixup); A/B:
   // TC_QUANT_B32_FIXUP=vec8 (8 a round, c79865c) / elem (one element and its splits a round):
   // the same adds in the same order, the same bits.
-  const char* fix = std::getenv("TC_QUANT_B32_FIXUP");
+  const char* fix = tc::knobs::get(tc::knobs::kQuantB32Fixup);
   const int fixup = !fix                            ? b32::kFixupWide
                     : std::strcmp(fix, "elem") == 0 ? b32::kFixupElem
                     : std::strcmp(fix, "vec8") == 0 ? b32::kFixupVec8
@@ -236,8 +238,10 @@ tc_status_t launch_cfg(const Args& a, const Geo& g, cudaStream_t s) {
                 g.per, fixup,   g.xin,   cluster,     static_cast<const float*>(a.x),
                 a.y,   nullptr, nullptr, next_token()};
   // TC_QUANT_B32_WBATCH=n: the W boxes of n stages issued together (Params::batch; A/B).
-  if (const char* v = std::getenv("TC_QUANT_B32_WBATCH")) p.batch = std::max(1, std::atoi(v));
-  const char* abl = std::getenv("TC_QUANT_B32_ABLATE");  // measurement only: Y is not computed
+  if (const char* v = tc::knobs::get(tc::knobs::kQuantB32Wbatch))
+    p.batch = std::max(1, std::atoi(v));
+  const char* abl =
+      tc::knobs::get(tc::knobs::kQuantB32Ablate);  // measurement only: Y is not computed
   p.stream_only = !abl                              ? 0
                   : std::strcmp(abl, "stream") == 0 ? 1
                   : std::strcmp(abl, "w") == 0      ? 2
@@ -251,7 +255,7 @@ tc_status_t launch_cfg(const Args& a, const Geo& g, cudaStream_t s) {
     const uint32_t total8 = uint32_t(size_t(a.M) * a.K / 8);
     const auto* x4 = static_cast<const float4*>(a.x);
     auto* out = reinterpret_cast<uint4*>(work);
-    const char* conv = std::getenv("TC_QUANT_B32_CONVERT");  // quant_mma_b32_convert.cuh
+    const char* conv = tc::knobs::get(tc::knobs::kQuantB32Convert);  // quant_mma_b32_convert.cuh
     const uint32_t per_cta = b32::kConvThreads * b32::kConvUnroll;
     const cudaError_t e =
         conv && std::strcmp(conv, "resident") == 0
@@ -300,7 +304,7 @@ auto with_fmt(const Args& a, const Geo& g, T&&... t) {
 
 // mma_b32_supports, which leaves in `g` the geometry it checked (launch_mma_b32 uses it).
 bool supports(const Args& a, std::string& why, Geo& g) {
-  if (const char* v = std::getenv("TC_QUANT_B32"); v && std::strcmp(v, "0") == 0)
+  if (const char* v = tc::knobs::get(tc::knobs::kQuantB32); v && std::strcmp(v, "0") == 0)
     return (why = "TC_QUANT_B32=0", false);
   // sm_90, Q4_0 / Q4_K / Q8_0, X f32, K % 256 == 0, W 16-byte aligned, a TMA encoder: the
   // fused prefill kernel's conditions (whose Q4 decoders and W boxes this kernel shares), asked
@@ -308,7 +312,7 @@ bool supports(const Args& a, std::string& why, Geo& g) {
   Args q = a;
   if (a.w_dtype == TC_DTYPE_Q8_0) {
     // TC_QUANT_B32_Q8=0 (A/B): Q8_0 M > 8 back to the int8 MMA kernel (quant_mma_bulk.cu).
-    if (const char* v = std::getenv("TC_QUANT_B32_Q8"); v && std::strcmp(v, "0") == 0)
+    if (const char* v = tc::knobs::get(tc::knobs::kQuantB32Q8); v && std::strcmp(v, "0") == 0)
       return (why = "TC_QUANT_B32_Q8=0", false);
     q.w_dtype = TC_DTYPE_Q4_0;
   }
@@ -332,7 +336,7 @@ bool mma_b32_supports(const Args& a, std::string& why) {
 
 bool mma_b32_preferred(const Args& a) {
   long long below = kOldBelow;
-  if (const char* v = std::getenv("TC_QUANT_B32_OLD_BELOW")) below = std::atoll(v);
+  if (const char* v = tc::knobs::get(tc::knobs::kQuantB32OldBelow)) below = std::atoll(v);
   return a.M > 16 || (long long)a.N * a.K > below;
 }
 

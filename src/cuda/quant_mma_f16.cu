@@ -28,6 +28,7 @@
 #include <algorithm>
 #include <cstdlib>
 
+#include "core/knobs.h"
 #include "cuda/gemm_launch_pdl.h"
 #include "cuda/quant_bulk.cuh"
 #include "cuda/quant_launch.cuh"
@@ -74,9 +75,10 @@ Geo geometry(const Args& a) {
   const size_t fixed0 = kHead + size_t(red_bufs(g.NT)) * kCW * g.NT * 4 * 32 * 4;  // + reduction
   const int pieces = a.K / 256, big = fmt == kQ8_0 ? 32 : 64;
   int forced = 0, min_splits = 1;
-  if (const char* v = std::getenv("TC_QUANT_F16_UNITS")) forced = std::atoi(v);
+  if (const char* v = tc::knobs::get(tc::knobs::kQuantF16Units)) forced = std::atoi(v);
   if (forced != 16 && forced != 32 && forced != 64) forced = 0;
-  if (const char* v = std::getenv("TC_QUANT_F16_SPLITS")) min_splits = std::max(1, std::atoi(v));
+  if (const char* v = tc::knobs::get(tc::knobs::kQuantF16Splits))
+    min_splits = std::max(1, std::atoi(v));
   auto fit = [&](int splits, int uc) {
     Geo t = g;
     t.uc = uc;
@@ -309,8 +311,8 @@ tc_status_t launch_main(const Args& a, const Geo& g, cudaStream_t s) {
 // geometry (forced chunks or K splits). It needs no workspace; mma_f16_work_bytes still sizes
 // this kernel's (a knob may send the call here).
 bool use_xreg(const Args& a) {
-  const char* units = std::getenv("TC_QUANT_F16_UNITS");
-  const char* splits = std::getenv("TC_QUANT_F16_SPLITS");
+  const char* units = tc::knobs::get(tc::knobs::kQuantF16Units);
+  const char* splits = tc::knobs::get(tc::knobs::kQuantF16Splits);
   if ((units && std::atoi(units) > 0) || (splits && std::atoi(splits) > 1)) return false;
   return mma_f16_xreg_fits(a);
 }

@@ -8,6 +8,7 @@
 #include "core/dtype.h"
 #include "core/error.h"
 #include "core/internal.h"
+#include "core/knobs.h"
 #include "quant/matmul.h"
 #include "quant/quant.h"
 #ifdef TC_CUDA_HAVE_QUANT
@@ -119,6 +120,7 @@ tc_status_t execute(const q::MatmulProblem& p, const q::MatmulRow* row) {
 
 tc_status_t run(tc_context_t* ctx, const tc_quant_matmul_desc* desc, tc_buffer_t* W, tc_buffer_t* S,
                 tc_buffer_t* X, tc_buffer_t* Y) {
+  const tc::knobs::Scope knob_scope;  // the rows' TC_* knobs: one look at the environment
   q::MatmulProblem p;
   TC_TRY(validate(ctx, desc, W, S, X, Y, &p));
   const q::MatmulRow* row = q::pick_matmul_row(as_f32_x(p));
@@ -139,6 +141,7 @@ tc_status_t run(tc_context_t* ctx, const tc_quant_matmul_desc* desc, tc_buffer_t
 // The same on a stream: validated now (nothing queued on failure), run in stream order.
 tc_status_t run_async(tc_context_t* ctx, const tc_quant_matmul_desc* desc, tc_buffer_t* W,
                       tc_buffer_t* S, tc_buffer_t* X, tc_buffer_t* Y, tc_stream_t* stream) {
+  const tc::knobs::Scope knob_scope;  // the rows' TC_* knobs: one look at the environment
   q::MatmulProblem p;
   TC_TRY(validate(ctx, desc, W, S, X, Y, &p));
   if (stream == nullptr) return fail(TC_ERROR_NULL_POINTER, "stream is NULL");
