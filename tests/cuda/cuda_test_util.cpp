@@ -81,6 +81,12 @@ RunResult run_gemm_bytes(tc_context_t* ctx, const GemmInputs& in) {
   return r;
 }
 
+bool context_is_sm90a(const tc_context_t* ctx) {
+  tc_device_info info{};
+  return tc_context_device_info(ctx, &info) == TC_SUCCESS && info.cc_major == 9 &&
+         info.cc_minor == 0;
+}
+
 std::string read_text(const std::string& path) {
   std::ifstream in(path);
   std::stringstream ss;

@@ -54,6 +54,9 @@ GemmInputs make_inputs(const tc_gemm_desc& d, int32_t batch, uint64_t seed);
 // One tc_gemm (batch == 1) or tc_gemm_batched with strides M*K, K*N, M*N.
 RunResult run_gemm_bytes(tc_context_t* ctx, const GemmInputs& in);
 
+// Whether the context's device is sm_90 (what the wgmma / TMA kernels are built for).
+bool context_is_sm90a(const tc_context_t* ctx);
+
 std::string read_text(const std::string& path);
 void write_text(const std::string& path, const std::string& text);
 

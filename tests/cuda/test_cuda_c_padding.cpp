@@ -46,9 +46,7 @@ class CudaCPadding : public ::testing::TestWithParam<int> {
  protected:
   void SetUp() override {
     TC_CONTEXT_OR_SKIP(g_, TC_DEVICE_CUDA);
-    tc_device_info info;
-    tc_context_device_info(g_.ctx, &info);
-    if (!(info.cc_major == 9 && info.cc_minor == 0)) GTEST_SKIP() << "needs sm_90a";
+    if (!context_is_sm90a(g_.ctx)) GTEST_SKIP() << "needs sm_90a";
   }
   void run(const OutCase& o, const Shape& s, std::mt19937_64& rng);
   ContextGuard g_;

@@ -20,9 +20,7 @@ namespace {
 TEST(S8PingPongApi, TransposesExact) {
   ContextGuard g;
   TC_CONTEXT_OR_SKIP(g, TC_DEVICE_CUDA);
-  tc_device_info info;
-  tc_context_device_info(g.ctx, &info);
-  if (!(info.cc_major == 9 && info.cc_minor == 0)) GTEST_SKIP() << "needs sm_90a";
+  if (!context_is_sm90a(g.ctx)) GTEST_SKIP() << "needs sm_90a";
   ScopedEnv row("TC_GEMM_ROW", "gemm_wgmma");
   ScopedEnv tune("TC_AUTOTUNE", "0");
   std::mt19937_64 rng(7);

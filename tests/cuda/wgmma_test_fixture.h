@@ -20,9 +20,7 @@ class WgmmaPathTest : public ::testing::Test {
  protected:
   void SetUp() override {
     TC_CONTEXT_OR_SKIP(g_, TC_DEVICE_CUDA);
-    tc_device_info info;
-    tc_context_device_info(g_.ctx, &info);
-    if (!(info.cc_major == 9 && info.cc_minor == 0)) GTEST_SKIP() << "needs sm_90a";
+    if (!context_is_sm90a(g_.ctx)) GTEST_SKIP() << "needs sm_90a";
   }
 
   // One case on the wgmma row; `want` must appear in the instance name (and `not_want` not), so
