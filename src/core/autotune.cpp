@@ -321,6 +321,8 @@ bool parse(const std::string& text, std::map<std::string, Entry>* out) {
     e.row = v["row"].get<std::string>();
     e.variant = v["variant"].get<int>();
     e.ms = v.contains("ms") && v["ms"].is_number() ? v["ms"].get<double>() : 0.0;
+    if (v.contains("timings") && v["timings"].is_string())
+      e.timings = v["timings"].get<std::string>();
     if (e.variant < 0) {
       ok = false;
       continue;
@@ -334,8 +336,10 @@ std::string serialize(const std::map<std::string, Entry>& entries) {
   nlohmann::json j;
   j["format"] = 1;
   j["entries"] = nlohmann::json::object();
-  for (auto& [k, e] : entries)
+  for (auto& [k, e] : entries) {
     j["entries"][k] = {{"row", e.row}, {"variant", e.variant}, {"ms", e.ms}};
+    if (!e.timings.empty()) j["entries"][k]["timings"] = e.timings;
+  }
   return j.dump(1) + "\n";
 }
 

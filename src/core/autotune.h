@@ -44,6 +44,9 @@ struct Entry {
   std::string row;
   int variant = 0;
   double ms = 0;
+  // Every candidate's time in this tuning ("row#variant=ms ..."), kept in the file for whoever
+  // asks why a row won (not read back for any decision).
+  std::string timings{};
 };
 
 // What a call needs of an entry: the row's name (valid for the process) and the variant.

@@ -94,7 +94,7 @@ const GemmRow* tune(GemmProblem& p, GemmTimer& timer) {
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   log_debug(fmt::format("autotune {}: chose {}#{} after {:.1f} ms of tuning;{}", describe(p),
                         best.row->name, best.variant, tune_ms, log));
-  autotune::store(p, timer.device_key(), {best.row->name, best.variant, best.ms});
+  autotune::store(p, timer.device_key(), {best.row->name, best.variant, best.ms, log});
   p.variant = best.variant;
   return best.row;
 }

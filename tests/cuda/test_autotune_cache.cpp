@@ -15,15 +15,20 @@ namespace {
 using tc::autotune::Entry;
 
 TEST(AutotuneCache, SerializeParseRoundTrip) {
-  std::map<std::string, Entry> in = {{"k1", {"gemm_wgmma", 3, 0.25}},
-                                     {"k \"2\"", {"gemm_cublaslt_bf16", 1, 1.5}}};
+  std::map<std::string, Entry> in = {
+      {"k1", {"gemm_wgmma", 3, 0.25, " gemm_wgmma#3=0.2500ms gemm_cublaslt_bf16#0=-1.0000ms"}},
+      {"k \"2\"", {"gemm_cublaslt_bf16", 1, 1.5}}};
   std::map<std::string, Entry> out;
   ASSERT_TRUE(autotune::parse(autotune::serialize(in), &out));
   ASSERT_EQ(out.size(), 2u);
   EXPECT_EQ(out["k1"].row, "gemm_wgmma");
   EXPECT_EQ(out["k1"].variant, 3);
   EXPECT_DOUBLE_EQ(out["k1"].ms, 0.25);
+  EXPECT_EQ(out["k1"].timings, in["k1"].timings);  // the tuning's candidate times, kept
   EXPECT_EQ(out["k \"2\""].row, "gemm_cublaslt_bf16");
+  EXPECT_EQ(out["k \"2\""].timings, "");
+  EXPECT_EQ(autotune::serialize(in).find("\"timings\": \"\""), std::string::npos)
+      << "an entry without timings writes no timings field";
 }
 
 TEST(AutotuneCache, MalformedTextIsRejectedNotFatal) {
