@@ -72,14 +72,17 @@ struct Geo {
 // at M = 16 12.5 against 11.9).
 constexpr int kFixed = 4, kMaxSplits = b32::kMaxSplits;
 
-// W boxes of two stages (256 k of a row per TMA row, Cfg::PAIR) with TC_QUANT_B32_WBOX=pair
-// (every format) or =q4_0 (Q4_0 alone: the one that measured faster in the 7B step, H200
-// 00:46 UTC, 2.723-2.726 against 2.774-2.777 ms; Q4_K +0.05, Q8_0 +0.83); A/B, 4 consumer
-// warpgroups only. The splits are then even, so that each CTA's boxes start on an even stage
-// (16-byte aligned for Q4_0 / Q8_0).
+// W boxes of two stages (256 k of a row per TMA row, Cfg::PAIR), 4 consumer warpgroups only:
+// the default for Q4_0 (the one format that measured faster in the 7B step: H200 2026-11-30
+// 00:46 UTC 2.723-2.726 against 2.774-2.777 ms; 02:33 UTC, with the K split capped at 4, 2.606
+// against 2.692 / 2.688; Q4_K +0.05, Q8_0 +0.83 at 00:46). TC_QUANT_B32_WBOX=pair: every
+// format; =stage: one-stage boxes for every format (the earlier default). The splits are then
+// even, so that each CTA's boxes start on an even stage (16-byte aligned for Q4_0 / Q8_0).
 bool wbox_pair(tc_dtype_t w) {
   const char* v = tc::knobs::get(tc::knobs::kQuantB32Wbox);
-  return v && (std::strcmp(v, "pair") == 0 || (std::strcmp(v, "q4_0") == 0 && w == TC_DTYPE_Q4_0));
+  if (v && std::strcmp(v, "pair") == 0) return true;
+  if (v && std::strcmp(v, "stage") == 0) return false;
+  return w == TC_DTYPE_Q4_0;
 }
 
 Geo geometry(const Args& a, size_t cap) {

@@ -11,8 +11,9 @@
 // that is never released): those at the chosen split give the same bits as the default; W
 // boxes of two stages (TC_QUANT_B32_WBOX=pair: even splits; K = 768 / 1280 are odd numbers of
 // pairs) at the chosen and 3 splits, with the batched issue, the helpers' X and the convert
-// kernel's, and for Q4_0 alone (WBOX=q4_0): the same bits as one-stage boxes with even splits,
-// TC_QUANT_B32_EVEN=1; the others then keep the default's bits); launched twice back to back,
+// kernel's, and the knob unset (the default: pairs for Q4_0 alone; every other form runs with
+// WBOX=stage): the same bits as one-stage boxes with even splits, TC_QUANT_B32_EVEN=1; the
+// others then keep the one-stage default's bits); launched twice back to back,
 // the second under PDL: the same bits. Bound 1e-3: X and the dequantized weights are rounded to
 // f16 (~3e-4 expected), the f16 MMA rows' bound; a wrong fragment, swizzle or split gives
 // errors of order 1. The timings (TC_QUANT_B32_TIMING=1) are in
@@ -106,7 +107,7 @@ TEST(QuantCudaB32, MatchesFloat64) {
           Form{"", "", "", "", "", "", "", "", "pair", "8"},  // Q8_0: 4 (a hang before the cap)
           Form{"", "", "", "helpers", "", "", "", "", "pair"},
           Form{"", "", "", "kernel", "", "", "", "", "pair", "2"},
-          Form{"", "", "", "", "", "", "", "", "q4_0"}}) {
+          Form{"", "", "", "", "", "", "", "", "default"}}) {
       set_knob("TC_QUANT_B32_SPLITS", f.splits);
       set_knob("TC_QUANT_B32_WG", f.wg);
       set_knob("TC_QUANT_B32_FIXUP", f.fixup);
@@ -115,7 +116,9 @@ TEST(QuantCudaB32, MatchesFloat64) {
       set_knob("TC_QUANT_B32_CONVERT", f.convert);
       set_knob("TC_QUANT_B32_MAX_SPLITS", f.most);
       set_knob("TC_QUANT_B32_EVEN", f.even);
-      set_knob("TC_QUANT_B32_WBOX", f.wbox);
+      // The other forms pin one-stage boxes; "default" leaves the knob unset (Q4_0 pairs).
+      const std::string wbox = f.wbox;
+      set_knob("TC_QUANT_B32_WBOX", wbox.empty() ? "stage" : wbox == "default" ? "" : f.wbox);
       set_knob("TC_QUANT_B32_WBATCH", f.batch);
       const size_t work_bytes = kq::mma_b32_work_bytes(launch_args(c, w, x, y));
       DevMem work(std::max<size_t>(work_bytes, 16));
@@ -124,8 +127,8 @@ TEST(QuantCudaB32, MatchesFloat64) {
       ASSERT_TRUE(kq::mma_b32_supports(args, why))
           << why << " w=" << c.w << " M=" << c.M << " N=" << c.N << " K=" << c.K;
       // The default split: comparable bits; even splits (EVEN=1 or pair boxes): `even`.
-      // WBOX=q4_0 pairs Q4_0's boxes alone; the other formats keep the default form.
-      const bool paired = *f.wbox && (std::string(f.wbox) == "pair" || c.w == TC_DTYPE_Q4_0);
+      // The default pairs Q4_0's boxes alone; the other formats keep one-stage boxes.
+      const bool paired = *f.wbox && (wbox == "pair" || c.w == TC_DTYPE_Q4_0);
       const bool evens = *f.even || paired;
       const bool plain = !*f.splits && !*f.wg && !*f.most && !evens;
       std::vector<float> first;

@@ -41,7 +41,7 @@ TEST(QuantCudaB32, Q4KRepeatsAtTheFfnShape) {
   std::vector<float> stage_y;
   for (const int form : {0, 1, 2, 3}) {
     const int M = form < 2 ? 13 : 16;
-    set_knob("TC_QUANT_B32_WBOX", form % 2 ? "pair" : "");
+    set_knob("TC_QUANT_B32_WBOX", form % 2 ? "pair" : "stage");
     const LaunchCase c{TC_DTYPE_Q4_K, M, 14336, 4096};
     const Activations a = make_activations(TC_DTYPE_F32, c.M, c.K, 9950u + unsigned(M));
     const std::vector<double> ref = reference(wt, a, c.M, c.N, c.K);

@@ -215,7 +215,8 @@ TEST(QuantCudaB32, TimingAgainstF16Mma) {
 }
 
 // TC_QUANT_B32_TIMING=1: the W stream's forms (quant_mma_b32_kernel.cuh), M = 32, weights
-// rotated, under PDL: one-stage boxes issued one at a time (the default), 2 or 4 stages at once
+// rotated, under PDL: one-stage boxes issued one at a time (WBOX=stage; the default but for
+// Q4_0), 2 or 4 stages at once
 // (TC_QUANT_B32_WBATCH), even splits (TC_QUANT_B32_EVEN=1, the pairs' split), boxes of two
 // stages (TC_QUANT_B32_WBOX=pair) alone and two at once; each also with the consumers
 // computing nothing (TC_QUANT_B32_ABLATE=stream: what the W and X stream alone costs) and
@@ -227,9 +228,9 @@ TEST(QuantCudaB32, TimingWBox) {
   struct Form {
     const char *label, *wbox, *batch, *even;
   };
-  const Form forms[] = {{"stage", "", "", ""},     {"stage-b2", "", "2", ""},
-                        {"stage-b4", "", "4", ""}, {"even", "", "", "1"},
-                        {"pair", "pair", "", ""},  {"pair-b4", "pair", "4", ""}};
+  const Form forms[] = {{"stage", "stage", "", ""},     {"stage-b2", "stage", "2", ""},
+                        {"stage-b4", "stage", "4", ""}, {"even", "stage", "", "1"},
+                        {"pair", "pair", "", ""},       {"pair-b4", "pair", "4", ""}};
   for (tc_dtype_t f : {TC_DTYPE_Q4_0, TC_DTYPE_Q4_K, TC_DTYPE_Q8_0}) {
     for (const int N : {131072, 14336, 4096}) {
       const int K = 4096;
