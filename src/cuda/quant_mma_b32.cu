@@ -27,10 +27,22 @@ size_t up(size_t v) {
   return (v + kAlign - 1) / kAlign * kAlign;
 }
 
-// Consumer warpgroups: 4 (256 W rows a CTA, 640 threads); TC_QUANT_B32_WG=2 for A/B.
-int warpgroups() {
+// Consumer warpgroups, i.e. 64 W rows each a CTA: 3 for Q4_0 and Q4_K (192 rows, 512 threads),
+// 4 for Q8_0 (256, 640; its three-warpgroup kernel at NX = 16 had its wgmma serialized by
+// ptxas, C7513, so it is not built); TC_QUANT_B32_WG=2 / 3 / 4 forces a count (A/B; Q8_0 takes 2
+// or 4). Three fill the H200's 132 SMs where four leave them idle (the 7B QKV projection: 64
+// tiles x 2 splits = 128 CTAs against 48 x 2 = 96) and ran faster on every 7B shape, at the
+// cost of 1/3 more X reads: H200 2026-11-30 02:37 UTC, 7B step, ms, 3 / 4 warpgroups (and the
+// 5%-margin model mixing both): Q4_0 b16 2.054 / 2.545 (2.185), b32 2.262 / 2.596 (2.247);
+// Q4_K b16 2.490 / 2.942 (2.613), b32 2.699 / 3.299 (2.945).
+int warpgroups(tc_dtype_t w) {
   const char* v = tc::knobs::get(tc::knobs::kQuantB32Wg);
-  return v && std::strcmp(v, "2") == 0 ? 2 : 4;
+  const int forced =
+      v && (std::strcmp(v, "2") == 0 || std::strcmp(v, "3") == 0 || std::strcmp(v, "4") == 0)
+          ? *v - '0'
+          : 0;
+  if (w == TC_DTYPE_Q8_0) return forced == 2 ? 2 : 4;
+  return forced != 0 ? forced : 3;
 }
 
 // Who converts X to f16: the kernel's helper warps from f32 where a CTA has at most
@@ -72,7 +84,7 @@ struct Geo {
 // at M = 16 12.5 against 11.9).
 constexpr int kFixed = 4, kMaxSplits = b32::kMaxSplits;
 
-// W boxes of two stages (256 k of a row per TMA row, Cfg::PAIR), 4 consumer warpgroups only:
+// W boxes of two stages (256 k of a row per TMA row, Cfg::PAIR), 3 or 4 consumer warpgroups:
 // the default for Q4_0 (the one format that measured faster in the 7B step: H200 2026-11-30
 // 00:46 UTC 2.723-2.726 against 2.774-2.777 ms; 02:33 UTC, with the K split capped at 4, 2.606
 // against 2.692 / 2.688; Q4_K +0.05, Q8_0 +0.83 at 00:46). TC_QUANT_B32_WBOX=pair: every
@@ -85,11 +97,14 @@ bool wbox_pair(tc_dtype_t w) {
   return w == TC_DTYPE_Q4_0;
 }
 
+// A stage's cost relative to four warpgroups' is the stream it brings to the SM, W's rows plus
+// X's tile (the kernel reads both at full load at a rate the consumers roughly keep:
+// docs/quant.md "Sixth session"); it weighs the stages of a split against kFixed.
 Geo geometry(const Args& a, size_t cap) {
   Geo g;
   g.nx = a.M <= 16 ? 16 : 32;
-  g.nw = warpgroups();
-  g.pair = g.nw == 4 && wbox_pair(a.w_dtype);
+  g.nw = warpgroups(a.w_dtype);
+  g.pair = g.nw >= 3 && wbox_pair(a.w_dtype);
   const XConv xconv = xconv_knob();
   const int rows = 64 * g.nw, nks = a.K / b32::kBK;
   g.tiles = (std::max(a.N, 1) + rows - 1) / rows;
@@ -116,12 +131,14 @@ Geo geometry(const Args& a, size_t cap) {
   int most = a.w_dtype == TC_DTYPE_Q4_0 && a.M > 16 ? 4 : kMaxSplits;
   if (const char* v = tc::knobs::get(tc::knobs::kQuantB32MaxSplits))
     most = std::clamp(std::atoi(v), 1, kMaxSplits);
+  const double wb = a.w_dtype == TC_DTYPE_Q8_0 ? 136 : 72, xb = 2.0 * g.nx * b32::kBK;
+  const double stage = (rows * wb + xb) / (256 * wb + xb);
   double best = std::numeric_limits<double>::max();
   for (int s = 1; s <= (forced ? kMaxSplits : most) && s <= std::max(1, nks / 2); ++s) {
     const int per = per_of(s), real = (nks + per - 1) / per;  // splits that are not empty
     if (real != s || work(s) > cap) continue;
     const double rounds = double((g.tiles * s + sms - 1) / sms);
-    const double cost = rounds * (per + kFixed);
+    const double cost = rounds * (per * stage + kFixed);
     if (forced ? s == forced : cost < best) {
       best = cost;
       g.splits = s;
@@ -280,6 +297,12 @@ tc_status_t launch_cfg(const Args& a, const Geo& g, cudaStream_t s) {
 // F<C>(...) for the configuration of `g` (format FMT).
 template <int FMT, template <class> class F, class... T>
 auto with_cfg(const Geo& g, T&&... t) {
+  if constexpr (FMT != kQ8_0) {  // three warpgroups: Q4_0 and Q4_K only (warpgroups)
+    if (g.pair && g.nw == 3)
+      return g.nx == 16 ? F<Cfg<FMT, 3, 16, true>>::run(t...) : F<Cfg<FMT, 3, 32, true>>::run(t...);
+    if (g.nw == 3)
+      return g.nx == 16 ? F<Cfg<FMT, 3, 16>>::run(t...) : F<Cfg<FMT, 3, 32>>::run(t...);
+  }
   if (g.pair)
     return g.nx == 16 ? F<Cfg<FMT, 4, 16, true>>::run(t...) : F<Cfg<FMT, 4, 32, true>>::run(t...);
   if (g.nw == 2) return g.nx == 16 ? F<Cfg<FMT, 2, 16>>::run(t...) : F<Cfg<FMT, 2, 32>>::run(t...);

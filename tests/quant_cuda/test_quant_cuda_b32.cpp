@@ -3,7 +3,8 @@
 // different garbage before every launch (the K-split arrival words are never zeroed): Q4_0,
 // Q4_K and Q8_0, every M 9..32 (and a few M <= 8; 33 is refused), odd N (partial 256-row
 // tiles), K from one Q4_K block to 11008 (86 stages: splits of unequal length), in each knob
-// form (the chosen K split, 3 forced splits, at most 2 splits, 2 consumer warpgroups, the
+// form (the chosen K split, 3 forced splits, at most 2 splits, 2, 3 and 4 consumer warpgroups
+// (the default picks 3 or 4 per shape), 3 of them with 3 splits, the
 // workspace fixup where the split could run inside clusters (the default) at the chosen and 3
 // splits, its per-element and 8-loads forms, X converted by the kernel's helper warps or by the
 // convert kernel (its default and its resident form) everywhere, the W boxes of 2, 4 or 8
@@ -88,6 +89,9 @@ TEST(QuantCudaB32, MatchesFloat64) {
          {Form{"", "", "", ""},
           Form{"3", "", "", ""},
           Form{"", "2", "", ""},
+          Form{"", "3", "", ""},  // Q8_0 runs 4 (quant_mma_b32.cu)
+          Form{"", "4", "", ""},
+          Form{"3", "3", "", ""},
           Form{"", "", "", "", "0"},
           Form{"", "", "elem", "", "0"},
           Form{"", "", "vec8", "", "0"},
@@ -107,6 +111,7 @@ TEST(QuantCudaB32, MatchesFloat64) {
           Form{"", "", "", "", "", "", "", "", "pair", "8"},  // Q8_0: 4 (a hang before the cap)
           Form{"", "", "", "helpers", "", "", "", "", "pair"},
           Form{"", "", "", "kernel", "", "", "", "", "pair", "2"},
+          Form{"", "3", "", "", "", "", "", "", "pair"},
           Form{"", "", "", "", "", "", "", "", "default"}}) {
       set_knob("TC_QUANT_B32_SPLITS", f.splits);
       set_knob("TC_QUANT_B32_WG", f.wg);
