@@ -69,6 +69,7 @@ enum Id : int {
   kQuantB32Convert,
   kQuantB32Q8,
   kQuantB32OldBelow,
+  kQuantB32MinM,
   kQuantF16Units,
   kQuantF16Splits,
   kCount
@@ -115,6 +116,7 @@ inline constexpr const char* kNames[kCount] = {"TC_GEMM_PDL",
                                                "TC_QUANT_B32_CONVERT",
                                                "TC_QUANT_B32_Q8",
                                                "TC_QUANT_B32_OLD_BELOW",
+                                               "TC_QUANT_B32_MIN_M",
                                                "TC_QUANT_F16_UNITS",
                                                "TC_QUANT_F16_SPLITS"};
 

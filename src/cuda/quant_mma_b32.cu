@@ -361,6 +361,10 @@ bool mma_b32_supports(const Args& a, std::string& why) {
 }
 
 bool mma_b32_preferred(const Args& a) {
+  // TC_QUANT_B32_MIN_M=m (3..9, default 9): the smallest M this kernel takes (A/B at batch 8
+  // against the mma.sync kernels; it computes 16 X rows either way).
+  const char* m = tc::knobs::get(tc::knobs::kQuantB32MinM);
+  if (a.M < (m ? std::clamp(std::atoi(m), 3, 9) : 9)) return false;
   long long below = kOldBelow;
   if (const char* v = tc::knobs::get(tc::knobs::kQuantB32OldBelow)) below = std::atoll(v);
   return a.M > 16 || (long long)a.N * a.K > below;

@@ -25,8 +25,9 @@ TC_QUANT_LAUNCH size_t mma_b32_work_bytes(const Args& a);
 // MMA, quant_mma_bulk.cu; TC_QUANT_B32_Q8=0 sends Q8_0 alone).
 TC_QUANT_LAUNCH bool mma_b32_supports(const Args& a, std::string& why);
 // Whether the rows should run this kernel rather than the older f16 MMA one for a.N x a.K
-// (both supported): everywhere by default; TC_QUANT_B32_OLD_BELOW=n (A/B) sends M <= 16 with
-// N * K <= n to the f16 MMA kernel (docs/quant.md has the figures).
+// (both supported): from M = 9 (TC_QUANT_B32_MIN_M=m, A/B: from m, 3..9) everywhere by default;
+// TC_QUANT_B32_OLD_BELOW=n (A/B) sends M <= 16 with N * K <= n to the f16 MMA kernel
+// (docs/quant.md has the figures).
 TC_QUANT_LAUNCH bool mma_b32_preferred(const Args& a);
 // Where a CTA has at most 4 stages of K, queues the kernel alone (PDL when a.pdl), whose helper
 // warps convert X; elsewhere the X conversion kernel (f16 into a.work; PDL when a.pdl) and the

@@ -123,12 +123,12 @@ const WorkRow kMmaB32Work = {
       return kq::launch_mma_b32(a, p.stream);
     }};
 bool use_b32(const tc::quant::MatmulProblem& p) {
-  if (p.d.M <= 8) return false;
   kq::Args a = args(p);
+  if (!kq::mma_b32_preferred(a)) return false;  // M 9..32 by default
   a.work = reinterpret_cast<void*>(uintptr_t(256));
   a.work_bytes = kq::mma_b32_work_bytes(a);
   std::string ignored;
-  return kq::mma_b32_preferred(a) && kq::mma_b32_supports(a, ignored);
+  return kq::mma_b32_supports(a, ignored);
 }
 
 // The WorkRow of the table row whose run is `run` for `p`, or nullptr for rows without scratch.
