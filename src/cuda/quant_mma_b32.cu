@@ -78,7 +78,7 @@ struct Geo {
 // fewest that minimize rounds x (stages per split + kFixed), rounds = CTA waves over the SMs;
 // kFixed stands for a CTA's fixed cost (first stage's latency, epilogue) in stages. Limited to
 // what fits in `cap` bytes of workspace. TC_QUANT_B32_SPLITS=n forces n (A/B);
-// TC_QUANT_B32_MAX_SPLITS=n caps the choice (default 4 for Q4_0 at M > 16, else 16; 4 puts O
+// TC_QUANT_B32_MAX_SPLITS=n caps the choice (default 4 for Q4_0 / Q4_K at M > 16, else 16; 4 puts O
 // and down in clusters of 4, which fit on the H200 where clusters of 8 do not; 4096x4096 M = 32
 // split 4 ways in clusters measured 14.1 us against 15.8 for 8 ways with the workspace fixup,
 // at M = 16 12.5 against 11.9).
@@ -127,8 +127,10 @@ Geo geometry(const Args& a, size_t cap) {
   // each: 2.671 ms against 2.770 / 2.772 for the default then, whose O and down projections
   // split 8 ways through the workspace; capped at 4 they split in resident clusters of 4; the
   // 00:27 sweep, 4096x4096: M = 32 14.1 us capped against 15.8, but M = 16 12.5 against 11.9).
-  // Q4_K measured slower capped (3.480 against 3.448 / 3.455); Q8_0 was not measured capped.
-  int most = a.w_dtype == TC_DTYPE_Q4_0 && a.M > 16 ? 4 : kMaxSplits;
+  // Q4_K at M > 16 too since it runs three warpgroups (02:50 UTC, b32 step 2.631 ms capped
+  // against 2.688 / 2.697; with four it measured slower capped, 3.480 against 3.448 / 3.455);
+  // Q8_0 was not measured capped.
+  int most = a.w_dtype != TC_DTYPE_Q8_0 && a.M > 16 ? 4 : kMaxSplits;
   if (const char* v = tc::knobs::get(tc::knobs::kQuantB32MaxSplits))
     most = std::clamp(std::atoi(v), 1, kMaxSplits);
   const double wb = a.w_dtype == TC_DTYPE_Q8_0 ? 136 : 72, xb = 2.0 * g.nx * b32::kBK;
