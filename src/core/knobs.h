@@ -1,7 +1,8 @@
-// The TC_* knobs that the CUDA GEMM path and the quantized CUDA kernels (bulk GEMV, f16 MMA,
-// batched-decode wgmma) read on every call (planners, launchers), cached per thread. A 256^3 GEMM
-// is launch bound: a dozen getenv calls per call (each a scan of the environment with a string
-// comparison per entry) were about a microsecond of its ~5 us of host time. Here a knob read is an
+// The TC_* knobs that the CUDA GEMM path and the quantized CUDA kernels (bulk GEMV, f16 MMA and
+// its X-in-registers form, batched-decode wgmma, fused prefill) read on every call (planners,
+// launchers), cached per thread. A 256^3 GEMM is launch bound: a dozen getenv calls per call
+// (each a scan of the environment with a string comparison per entry) were about a microsecond
+// of its ~5 us of host time. Here a knob read is an
 // array load, and the cache follows the environment by itself:
 //   - refresh() hashes the environment's entry addresses (no string is read; ~1 ns per entry)
 //     and reads every knob again with getenv only when that hash changed. setenv() and
@@ -72,6 +73,16 @@ enum Id : int {
   kQuantB32MinM,
   kQuantF16Units,
   kQuantF16Splits,
+  kQuantF16Xcl,  // quant_mma_xreg.cu's knobs
+  kQuantF16Xfirst,
+  kQuantF16Hoist,
+  kQuantF16Xpace,
+  kQuantF16Xrs,
+  kQuantF16Xreg,
+  kQuantF16XregMaxm,
+  kQuantPrefillQ4kScales,  // quant_prefill_fused.cu's knobs
+  kQuantPrefillCluster,
+  kQuantPrefillPdl,
   kCount
 };
 
@@ -118,7 +129,17 @@ inline constexpr const char* kNames[kCount] = {"TC_GEMM_PDL",
                                                "TC_QUANT_B32_OLD_BELOW",
                                                "TC_QUANT_B32_MIN_M",
                                                "TC_QUANT_F16_UNITS",
-                                               "TC_QUANT_F16_SPLITS"};
+                                               "TC_QUANT_F16_SPLITS",
+                                               "TC_QUANT_F16_XCL",
+                                               "TC_QUANT_F16_XFIRST",
+                                               "TC_QUANT_F16_HOIST",
+                                               "TC_QUANT_F16_XPACE",
+                                               "TC_QUANT_F16_XRS",
+                                               "TC_QUANT_F16_XREG",
+                                               "TC_QUANT_F16_XREG_MAXM",
+                                               "TC_QUANT_PREFILL_Q4K_SCALES",
+                                               "TC_QUANT_PREFILL_CLUSTER",
+                                               "TC_QUANT_PREFILL_PDL"};
 
 struct State {
   uint64_t stamp;             // env_stamp() when `value` was read; 0: never read

@@ -35,6 +35,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "core/knobs.h"
 #include "cuda/gemm_launch_pdl.h"
 #include "cuda/quant_bulk.cuh"
 #include "cuda/quant_launch.cuh"
@@ -89,8 +90,8 @@ struct Geo {
   size_t smem = 0;
 };
 
-int env_or(const char* name, int fallback) {
-  const char* v = std::getenv(name);
+int env_or(tc::knobs::Id id, int fallback) {
+  const char* v = tc::knobs::get(id);
   return v && *v ? std::atoi(v) : fallback;
 }
 
@@ -111,11 +112,11 @@ Geo geometry(const Args& a) {
   Geo g;
   g.NT = a.M <= 8 ? 1 : a.M <= 16 ? 2 : 4;
   const int pieces = a.K / 256;
-  const int c0 = g.NT == 1 && pieces >= 2 && env_or("TC_QUANT_F16_XCL", 1) == 2 ? 2 : 1;
-  const int xfirst = env_or("TC_QUANT_F16_XFIRST", 2);
+  const int c0 = g.NT == 1 && pieces >= 2 && env_or(tc::knobs::kQuantF16Xcl, 1) == 2 ? 2 : 1;
+  const int xfirst = env_or(tc::knobs::kQuantF16Xfirst, 2);
   g.xfirst = xfirst > 0 ? xfirst : -1;
-  g.hoist = env_or("TC_QUANT_F16_HOIST", 1) != 0;
-  g.pace = std::max(env_or("TC_QUANT_F16_XPACE", 0), 0);
+  g.hoist = env_or(tc::knobs::kQuantF16Hoist, 1) != 0;
+  g.pace = std::max(env_or(tc::knobs::kQuantF16Xpace, 0), 0);
   for (int c = c0; c <= (g.NT == 4 ? 4 : 2) && g.XU == 0; c *= 2) {
     const int ks = (pieces + c - 1) / c, xu = (ks * 4 + kCW - 1) / kCW;
     const int most = g.NT == 1 ? (c == 1 ? 4 : 6) : 4 / g.NT;
@@ -137,7 +138,7 @@ Geo geometry(const Args& a) {
   };
   // Four reduction slots where they cost no stage (warps may drift 3 passes apart), else two.
   // A/B knob: TC_QUANT_F16_XRS=2|4.
-  const char* v = std::getenv("TC_QUANT_F16_XRS");
+  const char* v = tc::knobs::get(tc::knobs::kQuantF16Xrs);
   const int want = v ? std::atoi(v) : 0;
   g.RS = want == 2 || want == 4 ? want : fit(4) >= fit(2) ? 4 : 2;
   g.S = fit(g.RS);
@@ -384,13 +385,13 @@ tc_status_t launch_format(const Args& a, const Geo& g, cudaStream_t s) {
 }  // namespace
 
 bool mma_f16_xreg_fits(const Args& a) {
-  const char* v = std::getenv("TC_QUANT_F16_XREG");
+  const char* v = tc::knobs::get(tc::knobs::kQuantF16Xreg);
   if (v && std::strcmp(v, "0") == 0) return false;
   if (a.M < 1 || a.M > 32 || a.K < 256 || a.K % 256 != 0) return false;
   // M <= 8 by default: at M = 32 the 4-CTA clusters measured slower than the pass-barrier
   // kernel (H200 20:20 UTC: decode batch 32 Q4_0 8.23 vs 5.46 ms; docs/quant.md), M 9..16 was
   // not measured. TC_QUANT_F16_XREG_MAXM=m (A/B, tests): M <= m here.
-  const char* mm = std::getenv("TC_QUANT_F16_XREG_MAXM");
+  const char* mm = tc::knobs::get(tc::knobs::kQuantF16XregMaxm);
   if (a.M > (mm && *mm ? std::atoi(mm) : 8)) return false;
   if (a.w_dtype != TC_DTYPE_Q4_0 && a.w_dtype != TC_DTYPE_Q8_0 && a.w_dtype != TC_DTYPE_Q4_K)
     return false;

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <string>
 
+#include "core/knobs.h"
 #include "cuda/gemm_launch_pdl.h"
 #include "cuda/quant_launch.cuh"
 #include "cuda/quant_prefill_kernel.cuh"
@@ -57,9 +58,8 @@ bool prefill_q4_wgmma_supports(const Args& a, std::string& why) {
 
 namespace {
 
-bool knob_is(const char* name, const char* value) {
-  const char* v = std::getenv(name);
-  return v && std::strcmp(v, value) == 0;
+bool knob_is(tc::knobs::Id id, const char* value) {
+  return tc::knobs::is(id, value);
 }
 
 // Launches configuration C (maps encoded for its W box) on `grid`.
@@ -86,9 +86,9 @@ tc_status_t launch_cl(const Args& a, const void* x16, dim3 grid, bool pdl, cudaS
   // or the helpers every stage; Cfg). Measured and dropped (H200 20:16 UTC, docs/quant.md):
   // Q4_0 with the 112-byte W box (as fast) and with five stages (slower).
   if (a.w_dtype == TC_DTYPE_Q4_0) return launch_cfg<Cfg<kQ4_0, CL, 0>>(a, x16, grid, pdl, s);
-  if (knob_is("TC_QUANT_PREFILL_Q4K_SCALES", "0"))
+  if (knob_is(tc::knobs::kQuantPrefillQ4kScales, "0"))
     return launch_cfg<Cfg<kQ4_K, CL, 0>>(a, x16, grid, pdl, s);
-  if (knob_is("TC_QUANT_PREFILL_Q4K_SCALES", "stage"))
+  if (knob_is(tc::knobs::kQuantPrefillQ4kScales, "stage"))
     return launch_cfg<Cfg<kQ4_K, CL, 1>>(a, x16, grid, pdl, s);
   return launch_cfg<Cfg<kQ4_K, CL, 2>>(a, x16, grid, pdl, s);
 }
@@ -102,9 +102,9 @@ tc_status_t launch_prefill_q4_wgmma(const Args& a, const void* x16, void* stream
   // TC_QUANT_PREFILL_CLUSTER=1 / 2: single CTAs or CTA pairs sharing X (an A/B knob; the
   // default is the faster on the H200). TC_QUANT_PREFILL_PDL=0: no programmatic dependent
   // launch (A/B).
-  const char* knob = std::getenv("TC_QUANT_PREFILL_CLUSTER");
+  const char* knob = tc::knobs::get(tc::knobs::kQuantPrefillCluster);
   const int cl = knob && std::strcmp(knob, "2") == 0 ? 2 : knob ? 1 : kDefaultCluster;
-  const bool pdl = !knob_is("TC_QUANT_PREFILL_PDL", "0");
+  const bool pdl = !knob_is(tc::knobs::kQuantPrefillPdl, "0");
   const int tiles_w = (a.N + kTileW - 1) / kTileW;
   // Pairs need an even grid: an extra tile past N reads zeros (TMA) and stores nothing.
   const dim3 grid(cl == 2 ? (tiles_w + 1) / 2 * 2 : tiles_w, (a.M + kTileX - 1) / kTileX);
