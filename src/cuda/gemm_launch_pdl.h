@@ -57,7 +57,10 @@ inline bool pdl_enabled() {
 }
 
 // Raises Kernel's dynamic shared-memory opt-in to `smem` bytes, once per device: a driver call
-// per launch costs microseconds of host time, which small problems feel.
+// per launch costs microseconds of host time, which small problems feel. The bits outlive a
+// cudaDeviceReset() (which drops the opt-in with the primary context): resetting a device under
+// live tc contexts is not supported, and a launch after one fails with cudaErrorInvalidValue,
+// reported as the launch's error, not a crash (review, 2026-11-30).
 template <auto Kernel>
 cudaError_t raise_smem_once(int smem) {
   static std::atomic<unsigned long long> raised{0};  // bit per device

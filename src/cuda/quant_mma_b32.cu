@@ -207,10 +207,14 @@ bool cluster_fits(const Geo& g) {
   if (g.splits < 2 || g.splits > b32::kMaxClusterSplits) return false;
   const char* v = tc::knobs::get(tc::knobs::kQuantB32Cluster);
   if (v && std::strcmp(v, "0") == 0) return false;
-  static std::atomic<int> most[8][b32::kMaxClusterSplits + 1];  // resident clusters + 1; 0: ask
+  // Resident clusters + 1 per device (0: ask); devices past the table ask on every launch
+  // (before, device d and d + 8 shared a slot: review, 2026-11-30).
+  constexpr int kDevices = 16;
+  static std::atomic<int> most[kDevices][b32::kMaxClusterSplits + 1];
   int dev = 0;
   if (cudaGetDevice(&dev) != cudaSuccess) return false;
-  std::atomic<int>& known = most[dev & 7][g.splits];
+  std::atomic<int> spare{0};
+  std::atomic<int>& known = dev >= 0 && dev < kDevices ? most[dev][g.splits] : spare;
   int n = known.load(std::memory_order_relaxed);
   if (n == 0) {
     cudaLaunchConfig_t cfg{};
