@@ -146,7 +146,7 @@ tc_status_t tf32x3_run(const GemmProblem& p) {
       p, [&](const GemmPlan& plan, void* ws) { return launch_gemm_tf32x3(p, plan, ws); });
 }
 
-// The 1-pass TF32 kernel (gemm_tf32.h): declines unless TC_TF32_OWN=1 (not yet run on a GPU);
+// The 1-pass TF32 kernel (gemm_tf32.h): declines unless TC_TF32_OWN=1 (slower than cuBLASLt);
 // workspace only for an operand that is not K-major and TMA-legal (round_up(K, 32) x rows x 4).
 bool tf32_own_can_run(const GemmProblem& p, std::string& why) {
   GemmPlan plan;

@@ -6,8 +6,8 @@
 //      (it streams the weights; it declines other shapes), then sm_90a wgmma + TMA, then
 //      mma.sync for other GPUs and TMA-illegal cases, then exact f32 as 3xTF32 on sm_90a
 //      tensor cores (gemm_tf32x3, error ~3e-7 rms), then f32 with accum TF32 on the own 1-pass
-//      TF32 kernel (gemm_tf32_own, gemm_tf32.h; NOT YET RUN ON A GPU, so it declines unless
-//      TC_TF32_OWN=1; with it the autotuner times it against gemm_cublaslt_tf32), then
+//      TF32 kernel (gemm_tf32_own, gemm_tf32.h; slower than cuBLASLt's TF32, so it declines
+//      unless TC_TF32_OWN=1; with it the autotuner times it against gemm_cublaslt_tf32), then
 //      exact-f32 SIMT (gemm_simt);
 //   2. cuBLASLt, one row per input dtype, which together serve every combination the API
 //      accepts, so every valid call has a CUDA row.
@@ -63,7 +63,7 @@ int cublaslt_variants(const GemmProblem& p);
 #ifdef TC_CUDA_HAVE_GEMM_TF32X3
 #define TC_CUDA_ROW_TF32X3 {TC_BACKEND_CUDA, "gemm_tf32x3", cuda::tf32x3_can_run, cuda::tf32x3_run},
 // The 1-pass TF32 kernel (accum TF32 only) lives in gemm_tf32x3.cu: same family switch. Off
-// unless TC_TF32_OWN=1 until it has run on a GPU.
+// unless TC_TF32_OWN=1 (it measured slower than cuBLASLt's TF32).
 #define TC_CUDA_ROW_TF32 {TC_BACKEND_CUDA, "gemm_tf32_own", cuda::tf32_own_can_run, cuda::tf32_own_run},
 #else
 #define TC_CUDA_ROW_TF32X3
