@@ -18,6 +18,7 @@
 #include <set>
 
 #include "cuda/quant_kernels.h"
+#include "cuda/quant_mma_b32.h"
 #include "gpu_timer.h"
 
 namespace tc::bench {
@@ -171,12 +172,18 @@ double time_step_api(const ApiStep& a, bool graph, double seconds) {
 
 // Workspace of the f16 MMA bulk kernel: the most any shape of the step needs (it grows with N
 // where K is split between CTAs).
+// The most any MMA kernel that launch_decode may pick needs for M <= a.M on these shapes: the
+// f16 MMA's, and the batched-decode wgmma kernel's (whose split is capped by the workspace it is
+// given: a smaller buffer would make the bench run a split the public rows do not; the
+// seventh session's review found the 32000-row head at M = 31 / 32 on one split instead of two).
 size_t f16_work(kq::Args a, const std::vector<Shape>& shapes) {
   size_t most = 0;
   for (const Shape& sh : shapes) {
     a.N = sh.N;
     a.K = sh.K;
     most = std::max(most, kq::mma_f16_work_bytes_upto(a));
+    kq::Args b = a;
+    for (b.M = 1; b.M <= std::min(a.M, 32); ++b.M) most = std::max(most, kq::mma_b32_work_bytes(b));
   }
   return most;
 }

@@ -127,10 +127,11 @@ Geo geometry(const Args& a, size_t cap) {
   // each: 2.671 ms against 2.770 / 2.772 for the default then, whose O and down projections
   // split 8 ways through the workspace; capped at 4 they split in resident clusters of 4; the
   // 00:27 sweep, 4096x4096: M = 32 14.1 us capped against 15.8, but M = 16 12.5 against 11.9).
-  // Q4_K at M > 16 too since it runs three warpgroups (02:50 UTC, b32 step 2.631 ms capped
-  // against 2.688 / 2.697; with four it measured slower capped, 3.480 against 3.448 / 3.455);
-  // Q8_0 was not measured capped.
-  int most = a.w_dtype != TC_DTYPE_Q8_0 && a.M > 16 ? 4 : kMaxSplits;
+  // Q4_K at M > 16 too where it runs three warpgroups (02:50 UTC, b32 step 2.631 ms capped
+  // against 2.688 / 2.697; with four, TC_QUANT_B32_WG=4, it measured slower capped, 3.480
+  // against 3.448 / 3.455, and stays uncapped); Q8_0 was not measured capped.
+  const bool capped = a.w_dtype == TC_DTYPE_Q4_0 || (a.w_dtype == TC_DTYPE_Q4_K && g.nw == 3);
+  int most = capped && a.M > 16 ? 4 : kMaxSplits;
   if (const char* v = tc::knobs::get(tc::knobs::kQuantB32MaxSplits))
     most = std::clamp(std::atoi(v), 1, kMaxSplits);
   const double wb = a.w_dtype == TC_DTYPE_Q8_0 ? 136 : 72, xb = 2.0 * g.nx * b32::kBK;
@@ -370,7 +371,7 @@ bool mma_b32_preferred(const Args& a) {
   // TC_QUANT_B32_MIN_M=m (3..9, default 9): the smallest M this kernel takes (A/B at batch 8
   // against the mma.sync kernels; it computes 16 X rows either way).
   const char* m = tc::knobs::get(tc::knobs::kQuantB32MinM);
-  if (a.M < (m ? std::clamp(std::atoi(m), 3, 9) : 9)) return false;
+  if (a.M < (m && *m ? std::clamp(std::atoi(m), 3, 9) : 9)) return false;
   long long below = kOldBelow;
   if (const char* v = tc::knobs::get(tc::knobs::kQuantB32OldBelow)) below = std::atoll(v);
   return a.M > 16 || (long long)a.N * a.K > below;

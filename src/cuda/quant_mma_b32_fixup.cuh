@@ -5,8 +5,8 @@
 // flight, so all give the same bits:
 //  - kFixupWide (default): 4 items x 3 splits (splits <= 3) or 2 items x 8 splits a round, up
 //    to 16 16-byte loads a thread in flight (4 x 4 spilled at the kernel's 96 registers). At
-//    M = 32 (2048 16-byte items a tile, 640 threads) that is one round of L2 latency for 2-3
-//    splits and two for 4-8, where kFixupVec8 took four.
+//    M = 32 (2048 16-byte items a tile, 640 threads at four warpgroups) that is one round of L2
+//    latency for 2-3 splits and two for 4-8, where kFixupVec8 took four.
 //  - kFixupVec8 (TC_QUANT_B32_FIXUP=vec8, the c79865c form): one item, 8 splits a round.
 //  - kFixupElem (TC_QUANT_B32_FIXUP=elem): one element and its splits a round.
 #pragma once

@@ -16,13 +16,15 @@
 //    read less of it: at NW = 4, NX = 32, 0.44 bytes of X per byte of Q4_0).
 //  - Stage: 128 k (two 64-k X boxes, 128B-swizzled, and one W box per row: 80 bytes for Q4_0 /
 //    Q4_K as in the prefill kernel, 144 for Q8_0, quant_mma_b32_q8.cuh), up to 8 stages.
-//    TC_QUANT_B32_WBOX=pair (A/B): one W box per row for two stages (256 k: 144 bytes Q4_0 /
+//    Cfg::PAIR (Q4_0's default since 2026-11-30; TC_QUANT_B32_WBOX=pair for every format,
+//    =stage for none): one W box per row for two stages (256 k: 144 bytes Q4_0 /
 //    Q4_K, 272 Q8_0, 16-byte aligned at even stages, so the splits are even): half the TMA
 //    rows. H200 00:45 UTC, Q4_0 131072x4096 M = 32: the stream alone (consumers computing
 //    nothing) 115.6 us of the kernel's 123.2 with one-stage boxes, 96.6 with pairs (W alone
 //    106.6 -> 87.7 us, 2.83 -> 3.44 TB/s): short rows per TMA request do cap the stream; but
 //    the kernel with pairs took 118.0 us (the consumers limit next), the 7B step at batch 32
-//    Q4_0 -0.05 ms, Q4_K +0.05, Q8_0 (4 stages) +0.83: off by default (docs/quant.md).
+//    Q4_0 -0.05 ms, Q4_K +0.05, Q8_0 (4 stages) +0.83; with the K split capped, Q4_0 -0.09 ms
+//    (docs/quant.md).
 //  - K split where the W tiles alone leave SMs idle (N = 4096: 16 tiles of 256 rows): where
 //    every cluster fits at once, the splits of a tile are one thread-block cluster and add
 //    their partials over DSMEM (quant_mma_b32_cluster.cuh; grid splits x tiles); elsewhere

@@ -1,10 +1,10 @@
 // The batched decode wgmma kernel (launch_mma_b32, src/cuda/quant_mma_b32.cu) on its own,
 // against float64 of the dequantized weights, Y poisoned (NaN) and the workspace filled with
 // different garbage before every launch (the K-split arrival words are never zeroed): Q4_0,
-// Q4_K and Q8_0, every M 9..32 (and a few M <= 8; 33 is refused), odd N (partial 256-row
-// tiles), K from one Q4_K block to 11008 (86 stages: splits of unequal length), in each knob
-// form (the chosen K split, 3 forced splits, at most 2 splits, 2, 3 and 4 consumer warpgroups
-// (the default picks 3 or 4 per shape), 3 of them with 3 splits, the
+// Q4_K and Q8_0, every M 9..32 (and a few M <= 8; 33 is refused), odd N (partial 192- and
+// 256-row tiles), K from one Q4_K block to 11008 (86 stages: splits of unequal length), in each
+// knob form (the chosen K split, 3 forced splits, at most 2 splits, 2, 3 and 4 consumer warpgroups
+// (the default: 3 for Q4_0 / Q4_K, 4 for Q8_0), 3 of them with 3 splits, the
 // workspace fixup where the split could run inside clusters (the default) at the chosen and 3
 // splits, its per-element and 8-loads forms, X converted by the kernel's helper warps or by the
 // convert kernel (its default and its resident form) everywhere, the W boxes of 2, 4 or 8
@@ -112,6 +112,7 @@ TEST(QuantCudaB32, MatchesFloat64) {
           Form{"", "", "", "helpers", "", "", "", "", "pair"},
           Form{"", "", "", "kernel", "", "", "", "", "pair", "2"},
           Form{"", "3", "", "", "", "", "", "", "pair"},
+          Form{"", "4", "", "", "", "", "", "", "pair"},
           Form{"", "", "", "", "", "", "", "", "default"}}) {
       set_knob("TC_QUANT_B32_SPLITS", f.splits);
       set_knob("TC_QUANT_B32_WG", f.wg);
@@ -208,7 +209,7 @@ TEST(QuantCudaB32, PublicCallRouting) {
   struct Want {
     tc_dtype_t w, x;
     int M;
-    const char *knob, *below, *row, *q8 = "";
+    const char *knob, *below, *row, *q8 = "", *min_m = "";
   };
   uint32_t seed = 9700;
   const char* b32 = "cuda_mma_b32_f16_wgmma";
@@ -228,10 +229,15 @@ TEST(QuantCudaB32, PublicCallRouting) {
                        Want{TC_DTYPE_Q8_0, TC_DTYPE_F32, 8, "", "", old},
                        Want{TC_DTYPE_Q8_0, TC_DTYPE_F32, 24, "0", "", i8},
                        Want{TC_DTYPE_Q8_0, TC_DTYPE_F32, 31, "", "", i8, "0"},
-                       Want{TC_DTYPE_Q4_0, TC_DTYPE_F32, 31, "", "", b32, "0"}}) {
+                       Want{TC_DTYPE_Q4_0, TC_DTYPE_F32, 31, "", "", b32, "0"},
+                       // TC_QUANT_B32_MIN_M=m: the wgmma kernel from M = m.
+                       Want{TC_DTYPE_Q4_0, TC_DTYPE_F32, 8, "", "", b32, "", "8"},
+                       Want{TC_DTYPE_Q4_K, TC_DTYPE_F32, 5, "", "", b32, "", "3"},
+                       Want{TC_DTYPE_Q4_0, TC_DTYPE_F32, 7, "", "", old, "", "8"}}) {
     set_knob("TC_QUANT_B32", c.knob);
     set_knob("TC_QUANT_B32_OLD_BELOW", c.below);
     set_knob("TC_QUANT_B32_Q8", c.q8);
+    set_knob("TC_QUANT_B32_MIN_M", c.min_m);
     const int N = 203, K = 1536;
     const Weights wt = make_weights(c.w, N, K, seed++);
     const Activations a = make_activations(c.x, c.M, K, seed++);
@@ -241,7 +247,8 @@ TEST(QuantCudaB32, PublicCallRouting) {
     ASSERT_EQ(run_api(ctx.ctx, d, wt, a, tc_gemm_quantized, &y), TC_SUCCESS)
         << tc_last_error_message();
     EXPECT_EQ(std::string(tc_last_instance()), c.row)
-        << "w=" << c.w << " M=" << c.M << " knob=" << c.knob << " q8=" << c.q8;
+        << "w=" << c.w << " M=" << c.M << " knob=" << c.knob << " q8=" << c.q8
+        << " min_m=" << c.min_m;
     // f16 rows (X and weights rounded to f16): 1e-3; the int8 MMA (X quantized to 8 bits): the
     // 8-bit class's 5e-3 (H200 00:26 UTC: 3.7e-3 at M = 24 and 31).
     const double bound = std::string(c.row).find("_q8_") != std::string::npos ? 5e-3 : 1e-3;
@@ -250,6 +257,7 @@ TEST(QuantCudaB32, PublicCallRouting) {
   set_knob("TC_QUANT_B32", "");
   set_knob("TC_QUANT_B32_OLD_BELOW", "");
   set_knob("TC_QUANT_B32_Q8", "");
+  set_knob("TC_QUANT_B32_MIN_M", "");
 }
 
 // What the kernel does not serve is refused with a reason, before anything is queued.

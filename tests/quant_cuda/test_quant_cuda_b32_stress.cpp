@@ -76,8 +76,9 @@ TEST(QuantCudaB32, Q4KRepeatsAtTheFfnShape) {
 }
 
 // The K split inside clusters (the default where every cluster is resident) on the O
-// projection's shape split 4 ways (16 W tiles x 4 splits of 8 stages: 64 CTAs in 16 clusters
-// of 4; the chosen 8 splits do not fit as clusters of 8 on the H200, 2026-11-30), Q4_0 and Q8_0
+// projection's shape split 4 ways (Q4_0: 22 W tiles of 192 rows x 4 splits of 8 stages, 88 CTAs
+// in 22 clusters of 4; Q8_0: 16 tiles of 256 rows, 64 CTAs; clusters of 8 do not fit 16 at once
+// on the H200, 2026-11-30), Q4_0 and Q8_0
 // at M = 32 and 13: many launches back to back (every other one under PDL), each into its own
 // Y; each must match float64 and, bit for bit, the workspace fixup's Y (TC_QUANT_B32_CLUSTER=0,
 // the same adds in the same order). Prints whether the device ran the cluster path.
