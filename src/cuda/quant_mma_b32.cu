@@ -78,10 +78,10 @@ struct Geo {
 // fewest that minimize rounds x (stages per split + kFixed), rounds = CTA waves over the SMs;
 // kFixed stands for a CTA's fixed cost (first stage's latency, epilogue) in stages. Limited to
 // what fits in `cap` bytes of workspace. TC_QUANT_B32_SPLITS=n forces n (A/B);
-// TC_QUANT_B32_MAX_SPLITS=n caps the choice (default 4 for Q4_0 / Q4_K at M > 16, else 16; 4 puts O
-// and down in clusters of 4, which fit on the H200 where clusters of 8 do not; 4096x4096 M = 32
-// split 4 ways in clusters measured 14.1 us against 15.8 for 8 ways with the workspace fixup,
-// at M = 16 12.5 against 11.9).
+// TC_QUANT_B32_MAX_SPLITS=n caps the choice (default 4 at M > 16 for Q4_0, and for Q4_K on three
+// warpgroups, else 16; 4 puts O and down in clusters of 4, which fit on the H200 where clusters
+// of 8 do not; 4096x4096 M = 32 split 4 ways in clusters measured 14.1 us against 15.8 for 8
+// ways with the workspace fixup, at M = 16 12.5 against 11.9).
 constexpr int kFixed = 4, kMaxSplits = b32::kMaxSplits;
 
 // W boxes of two stages (256 k of a row per TMA row, Cfg::PAIR), 3 or 4 consumer warpgroups:
