@@ -27,7 +27,8 @@ TEST(AutotuneCache, SerializeParseRoundTrip) {
   EXPECT_EQ(out["k1"].timings, in["k1"].timings);  // the tuning's candidate times, kept
   EXPECT_EQ(out["k \"2\""].row, "gemm_cublaslt_bf16");
   EXPECT_EQ(out["k \"2\""].timings, "");
-  EXPECT_EQ(autotune::serialize(in).find("\"timings\": \"\""), std::string::npos)
+  const std::map<std::string, Entry> bare = {{"k", {"gemm_wgmma", 0, 1.0}}};
+  EXPECT_EQ(autotune::serialize(bare).find("timings"), std::string::npos)
       << "an entry without timings writes no timings field";
 }
 
