@@ -133,8 +133,10 @@ TEST(QuantCudaB32, MatchesFloat64) {
       ASSERT_TRUE(kq::mma_b32_supports(args, why))
           << why << " w=" << c.w << " M=" << c.M << " N=" << c.N << " K=" << c.K;
       // The default split: comparable bits; even splits (EVEN=1 or pair boxes): `even`.
-      // The default pairs Q4_0's boxes alone; the other formats keep one-stage boxes.
-      const bool paired = *f.wbox && (wbox == "pair" || c.w == TC_DTYPE_Q4_0);
+      // The default pairs Q4_0's boxes alone; the other formats keep one-stage boxes; two
+      // warpgroups never pair.
+      const bool paired =
+          *f.wbox && (wbox == "pair" || c.w == TC_DTYPE_Q4_0) && std::string(f.wg) != "2";
       const bool evens = *f.even || paired;
       const bool plain = !*f.splits && !*f.wg && !*f.most && !evens;
       std::vector<float> first;
