@@ -94,6 +94,9 @@ struct Timed {
 //     faster, so noise does not flip near-equal candidates from one process to the next.
 //  3. The ladder's pick replaces the reference only when it is more than kReferenceMargin faster
 //     than the reference; otherwise the reference runs, which performs as the direct call does.
+//  4. A pick that step 1 did not time again is timed again now and must beat the reference by
+//     the margin in that timing too (a failed timing keeps the first); a one-off fast timing
+//     then cannot replace the reference.
 // `log` (may be null) receives the second timings.
 inline constexpr double kRetimeBand = 0.03, kMargin = 0.01, kReferenceMargin = 0.05;
 int choose(std::vector<Timed>& cands, const std::function<double(const Timed&)>& retime,

@@ -1,7 +1,8 @@
 // The tuner's decision over timed candidates (autotune::choose), with scripted timings: near
 // ties timed again in reverse order and averaged, the ladder rule (a later candidate must be more
 // than 1% faster), and the reference, cuBLASLt's variant 0 (the direct caller's algorithm),
-// kept unless the ladder's pick is more than 5% faster than it. No GPU.
+// kept unless the ladder's pick is more than 5% faster than it, and a pick that was timed once
+// confirmed by a second timing before it replaces the reference. No GPU.
 #include <gtest/gtest.h>
 
 #include <map>
@@ -78,6 +79,29 @@ TEST(AutotuneChoose, NearTiesAndANearReferenceAreTimedAgainInReverseOrderAndAver
   s.again = {{"own#0", -1.0}, {"lt#0", 1.00}};
   EXPECT_EQ(s({{&kOwn, 0, 0.90}, {&kLt, 0, 0.93}}), "own#0");
   EXPECT_EQ(s.retimed, (std::vector<std::string>{"lt#0", "own#0"}));
+}
+
+TEST(AutotuneChoose, ALoneFastPickMustBeatTheReferenceAgain) {
+  // own#0 is far ahead of everything (no near tie, so step 1 times nothing again): it is timed
+  // once more and keeps its place only if that timing also beats the reference by 5%.
+  Script s;
+  s.again = {{"own#0", 1.02}};
+  EXPECT_EQ(s({{&kOwn, 0, 0.50}, {&kLt, 0, 1.00}, {&kLt, 1, 1.20}}), "lt#0");
+  EXPECT_EQ(s.retimed, (std::vector<std::string>{"own#0"}));
+  s.retimed.clear();
+  s.again = {{"own#0", 0.60}};
+  EXPECT_EQ(s({{&kOwn, 0, 0.50}, {&kLt, 0, 1.00}, {&kLt, 1, 1.20}}), "own#0");
+  EXPECT_EQ(s.retimed, (std::vector<std::string>{"own#0"}));
+  // Just inside the margin on the second timing is not enough; a failed timing keeps the first.
+  s.again = {{"own#0", 0.951}};
+  EXPECT_EQ(s({{&kOwn, 0, 0.50}, {&kLt, 0, 1.00}}), "lt#0");
+  s.again = {{"own#0", -1.0}};
+  EXPECT_EQ(s({{&kOwn, 0, 0.50}, {&kLt, 0, 1.00}}), "own#0");
+  // The reference itself, or a pick without a reference, needs no confirmation.
+  s.retimed.clear();
+  EXPECT_EQ(s({{&kOwn, 0, 1.50}, {&kLt, 0, 1.00}}), "lt#0");
+  EXPECT_EQ(s({{&kOwn, 0, 0.50}, {&kOwn, 1, 1.00}}), "own#0");
+  EXPECT_TRUE(s.retimed.empty());
 }
 
 }  // namespace
