@@ -6,10 +6,20 @@
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+
 #include "cuda/quant_kernels.h"
 #include "quant_test_util.h"
 
 namespace tc::quant_test {
+
+// Sets the environment variable `name` to `v` ("" unsets it): the knob forms of the tests.
+inline void set_knob(const char* name, const char* v) {
+  if (*v)
+    setenv(name, v, 1);
+  else
+    unsetenv(name);
+}
 
 struct DevMem {
   void* p = nullptr;

@@ -51,13 +51,6 @@ std::vector<LaunchCase> cases() {
   return out;
 }
 
-void set_knob(const char* name, const char* v) {
-  if (*v)
-    setenv(name, v, 1);
-  else
-    unsetenv(name);
-}
-
 TEST(QuantCudaB32, MatchesFloat64) {
   if (!tc_device_available(TC_DEVICE_CUDA)) GTEST_SKIP() << "no CUDA device";
   Context ctx;

@@ -20,10 +20,6 @@ namespace {
 
 namespace kq = tc::cuda::quant;
 
-void set_knob(const char* name, const char* v) {  // "" unsets
-  *v ? setenv(name, v, 1) : unsetenv(name);
-}
-
 // Q4_K at M <= 16 on the 7B gate/up shape, many launches back to back, each into its own Y:
 // every one must match float64 and the first bit for bit. The regression test for the helper
 // warps' scale slots (quant_mma_b32_kernel.cuh: Q4_K rings are even; with an odd ring the

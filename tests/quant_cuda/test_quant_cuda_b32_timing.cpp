@@ -23,10 +23,6 @@ namespace {
 
 namespace kq = tc::cuda::quant;
 
-void set_knob(const char* name, const char* v) {  // "" unsets
-  *v ? setenv(name, v, 1) : unsetenv(name);
-}
-
 // Why the timings do not run here (nullptr: they do).
 const char* timing_skip() {
   if (!tc_device_available(TC_DEVICE_CUDA)) return "no CUDA device";
