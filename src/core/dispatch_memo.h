@@ -1,10 +1,9 @@
 // The dispatch's per-call fast path (used by dispatch.cpp and the quantized table,
-// quant_table.cpp): the knobs read in one pass over the environment, and the per-thread memo of
-// decisions keyed by a call's exact signature.
+// quant_table.cpp): the knobs read from the per-thread knob cache (core/knobs.h), and the
+// per-thread memo of decisions keyed by a call's exact signature.
 #pragma once
 
 #include <strings.h>
-#include <unistd.h>
 
 #include <cstdint>
 #include <cstring>
@@ -12,22 +11,22 @@
 
 #include "core/dispatch.h"
 #include "core/internal.h"
+#include "core/knobs.h"
 
 namespace tc::memo {
 
 // A small model's decode step or a 256^3 GEMM runs for a few microseconds, so what the dispatch
 // does on the host before the launch is part of the measured time. Two things keep it small:
-// the environment is read in one pass per call (not one getenv per knob), and the decision of
-// the last calls with the same signature (row and variant) is remembered per thread, so a
-// repeated call does no can_run, planner, cache or table work before the row's run().
+// the environment is checked once per call (core/knobs.h, not one getenv per knob), and the
+// decision of the last calls with the same signature (row and variant) is remembered per
+// thread, so a repeated call does no can_run, planner, cache or table work before the row's
+// run().
 
-// The knobs a dispatch reads, from one pass over the environment, and a fingerprint of every
-// TC_* entry plus HOME and XDG_CACHE_HOME (which locate the autotune cache): any change of a
-// knob that a row, a planner or the cache reads gives a new fingerprint and a fresh decision.
-// The fingerprint hashes the entries' addresses, not their text: setenv() gives every distinct
-// "NAME=value" its own string (glibc keeps them all, so an address is never reused for other
-// text), and hashing addresses costs one multiply per entry rather than one per character. A
-// knob edited in place in a putenv()'d buffer is not noticed (POSIX leaves that unspecified).
+// The knobs a dispatch reads and a fingerprint of every TC_* entry plus HOME and XDG_CACHE_HOME
+// (which locate the autotune cache): any change of a knob that a row, a planner or the cache
+// reads gives a new fingerprint and a fresh decision. The fingerprint is the knob cache's stamp
+// (core/knobs.h: the entries' addresses, not their text), the one the planners' plan caches
+// are keyed by.
 struct Knobs {
   const char* gemm_row = nullptr;  // TC_GEMM_ROW (nullptr when unset or empty)
   const char* autotune = nullptr;  // TC_AUTOTUNE
@@ -44,31 +43,19 @@ inline uint64_t mix(std::span<const uint64_t> words) {
   return h ^ (h >> 29);
 }
 
-// The value of `entry` ("NAME=value") when its name is `name` (`len` characters), else nullptr;
-// an empty value reads as unset, as env::get() has it.
-inline const char* value_of(const char* entry, const char* name, size_t len) {
-  if (std::strncmp(entry, name, len) != 0 || entry[len] != '=') return nullptr;
-  return entry[len + 1] != '\0' ? entry + len + 1 : nullptr;
+// An empty value reads as unset, as env::get() has it.
+inline const char* nonempty(const char* v) {
+  return v != nullptr && *v != '\0' ? v : nullptr;
 }
 
 inline Knobs read_knobs() {
+  const knobs::Scope scope;  // one check of the environment for the reads below
   Knobs k;
-  uint64_t h = kFnvBasis;
-  for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
-    const char* s = *e;
-    if (s[0] == 'T' && s[1] == 'C' && s[2] == '_') {
-      h = (h ^ reinterpret_cast<uintptr_t>(s)) * kFnvPrime;
-      const char* v = nullptr;
-      if (s[3] == 'G' && (v = value_of(s, "TC_GEMM_ROW", 11)) != nullptr) k.gemm_row = v;
-      if (s[3] == 'A' && (v = value_of(s, "TC_AUTOTUNE", 11)) != nullptr) k.autotune = v;
-      if (s[3] == 'L' && (v = value_of(s, "TC_LOG", 6)) != nullptr)
-        k.debug = strcasecmp(v, "debug") == 0;
-    } else if ((s[0] == 'H' && std::strncmp(s, "HOME=", 5) == 0) ||
-               (s[0] == 'X' && std::strncmp(s, "XDG_CACHE_HOME=", 15) == 0)) {
-      h = (h ^ reinterpret_cast<uintptr_t>(s)) * kFnvPrime;
-    }
-  }
-  k.fingerprint = h;
+  k.gemm_row = nonempty(knobs::get(knobs::kGemmRow));
+  k.autotune = nonempty(knobs::get(knobs::kAutotune));
+  const char* log = nonempty(knobs::get(knobs::kLog));
+  k.debug = log != nullptr && strcasecmp(log, "debug") == 0;
+  k.fingerprint = knobs::stamp();
   return k;
 }
 

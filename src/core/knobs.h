@@ -1,19 +1,22 @@
-// The TC_* knobs that the CUDA GEMM path and the quantized CUDA kernels (bulk GEMV, f16 MMA and
-// its X-in-registers form, batched-decode wgmma, fused prefill) read on every call (planners,
-// launchers), cached per thread. A 256^3 GEMM is launch bound: a dozen getenv calls per call
-// (each a scan of the environment with a string comparison per entry) were about a microsecond
-// of its ~5 us of host time. Here a knob read is an
-// array load, and the cache follows the environment by itself:
-//   - refresh() hashes the environment's entry addresses (no string is read; ~1 ns per entry)
-//     and reads every knob again with getenv only when that hash changed. setenv() and
-//     unsetenv() always change an address (glibc gives each distinct "NAME=value" its own
-//     string and never frees one), so a test or a lab that sets a knob between two calls needs
-//     no reload hook. A knob edited in place in a putenv()'d buffer is not noticed (POSIX leaves
-//     that unspecified), as in the dispatch memo (core/dispatch_memo.h).
+// The TC_* knobs that the dispatch (TC_GEMM_ROW, TC_AUTOTUNE, TC_LOG: core/dispatch_memo.h), the
+// CUDA GEMM path and the quantized CUDA kernels (bulk GEMV, f16 MMA and its X-in-registers form,
+// batched-decode wgmma, fused prefill) read on every call (planners, launchers), cached per
+// thread. A 256^3 GEMM is launch bound: a dozen getenv calls per call (each a scan of the
+// environment with a string comparison per entry) were about a microsecond of its ~5 us of host
+// time. Here a knob read is an array load, and the cache follows the environment by itself:
+//   - refresh() hashes the addresses of the environment's TC_* entries and of HOME /
+//     XDG_CACHE_HOME (which locate the autotune cache), checking three bytes of each entry, and
+//     reads every knob again with getenv only when that hash changed. setenv() and unsetenv()
+//     of such a variable always change the hash (glibc gives each distinct "NAME=value" its own
+//     string and never frees one; a value set back returns to its earlier string and hash);
+//     other variables do not touch it. So a test or a lab that sets a knob between two calls
+//     needs no reload hook. A knob edited in place in a putenv()'d buffer is not noticed (POSIX
+//     leaves that unspecified).
 //   - get() outside a Scope refreshes first (correct anywhere, e.g. a planner called directly by
-//     a test); inside a Scope (the API's GEMM entry points, the bulk GEMV row's run) the Scope
-//     refreshed once and get() only loads. The environment must not change while a Scope is open
-//     on the thread (it never does inside a tc call).
+//     a test); inside a Scope (the API's GEMM and quantized entry points, the bulk GEMV row's
+//     run, the dispatch's read of its knobs) the Scope refreshed once and get() only loads. The
+//     environment must not change while a Scope is open on the thread (it never does inside a
+//     tc call).
 // Header-only and trivially initialized thread-local state (no TLS guard on access), so every
 // binary that compiles a planner (libtc, the ping-pong test, the lab) has its own working copy.
 #pragma once
@@ -27,6 +30,9 @@
 namespace tc::knobs {
 
 enum Id : int {
+  kGemmRow,             // TC_GEMM_ROW=PREFIX: force a GEMM row (core/dispatch_memo.h)
+  kAutotune,            // TC_AUTOTUNE=0: the static ladder
+  kLog,                 // TC_LOG=debug: log every decision
   kGemmPdl,             // TC_GEMM_PDL=0: no programmatic dependent launch (gemm_launch_pdl.h)
   kWgmmaEpilogue,       // TC_WGMMA_EPILOGUE=direct: no TMA-store epilogue (wgmma, tf32x3)
   kWgmmaSwap,           // TC_WGMMA_SWAP=1 / 0: force / forbid the swapped orientation
@@ -86,7 +92,10 @@ enum Id : int {
   kCount
 };
 
-inline constexpr const char* kNames[kCount] = {"TC_GEMM_PDL",
+inline constexpr const char* kNames[kCount] = {"TC_GEMM_ROW",
+                                               "TC_AUTOTUNE",
+                                               "TC_LOG",
+                                               "TC_GEMM_PDL",
                                                "TC_WGMMA_EPILOGUE",
                                                "TC_WGMMA_SWAP",
                                                "TC_WGMMA_VARIANT",
@@ -149,16 +158,23 @@ struct State {
 };
 inline thread_local State t_state{};  // constant-initialized: no TLS guard
 
-// A hash of the environment's entry addresses and count; never 0.
+// Whether the environment entry `e` ("NAME=value") is one whose change the stamp must see.
+inline bool watched(const char* e) {
+  if (e[0] == 'T') return e[1] == 'C' && e[2] == '_';
+  return (e[0] == 'H' && std::strncmp(e, "HOME=", 5) == 0) ||
+         (e[0] == 'X' && std::strncmp(e, "XDG_CACHE_HOME=", 15) == 0);
+}
+
+// A hash of the watched entries' addresses, order and count; never 0.
 inline uint64_t env_stamp() {
   uint64_t sum = 0, mixed = 0, n = 0;
-  for (char** e = environ; e != nullptr && *e != nullptr; ++e, ++n) {
+  for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
+    if (!watched(*e)) continue;
     const uint64_t a = reinterpret_cast<uintptr_t>(*e);
-    sum += a;                                // independent per entry: the loop pipelines
-    mixed ^= a * 0x9e3779b97f4a7c15ull + n;  // order-sensitive (unsetenv shifts entries)
+    sum += a;
+    mixed ^= a * 0x9e3779b97f4a7c15ull + n++;  // order-sensitive (unsetenv shifts entries)
   }
-  const uint64_t h =
-      (sum * 0xff51afd7ed558ccdull) ^ mixed ^ (n << 56) ^ reinterpret_cast<uintptr_t>(environ);
+  const uint64_t h = (sum * 0xff51afd7ed558ccdull) ^ mixed ^ (n << 56);
   return h != 0 ? h : 1;
 }
 
@@ -183,13 +199,13 @@ class Scope {
   Scope& operator=(const Scope&) = delete;
 };
 
-// What std::getenv(kNames[id]) returns (an empty value included).
 inline void refresh_unless_scoped() {
   State& s = t_state;
   if (s.depth > 0 && s.checked) return;
   refresh();
   s.checked = s.depth > 0;
 }
+// What std::getenv(kNames[id]) returns (an empty value included).
 inline const char* get(Id id) {
   refresh_unless_scoped();
   return t_state.value[id];

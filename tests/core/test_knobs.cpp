@@ -60,7 +60,7 @@ TEST_F(Knobs, EveryKnobMatchesGetenv) {
   EXPECT_FALSE(is(kGemmPdl, "0"));
 }
 
-TEST_F(Knobs, StampChangesWithAnyVariable) {
+TEST_F(Knobs, StampChangesWithAnyTcVariableAndNoOther) {
   const uint64_t s0 = stamp();
   EXPECT_NE(s0, 0u);
   EXPECT_EQ(stamp(), s0);
@@ -71,6 +71,13 @@ TEST_F(Knobs, StampChangesWithAnyVariable) {
   EXPECT_NE(stamp(), s1);
   unsetenv("TC_KNOBS_TEST_OTHER");
   EXPECT_NE(stamp(), s1);
+  // Variables outside TC_* (and HOME / XDG_CACHE_HOME) leave it alone: the dispatch memo and the
+  // plan caches keep their decisions when an application sets its own environment.
+  const uint64_t s2 = stamp();
+  setenv("KNOBS_TEST_UNRELATED", "x", 1);
+  EXPECT_EQ(stamp(), s2);
+  unsetenv("KNOBS_TEST_UNRELATED");
+  EXPECT_EQ(stamp(), s2);
 }
 
 TEST_F(Knobs, ScopeReadsTheEnvironmentOnceAtFirstUse) {

@@ -5,7 +5,7 @@
 //     LD_LIBRARY_PATH for the before/after of the dispatch memo);
 //   - one getenv of an unset TC_QUANT_* knob with this environment, and the ten a bulk GEMV
 //     launch reads; the environment fingerprint the decision memo takes per call
-//     (memo::read_knobs, one pass over the environment).
+//     (memo::read_knobs: one check of the environment through the knob cache, core/knobs.h).
 #include <tc/tc.h>
 
 #include <algorithm>
