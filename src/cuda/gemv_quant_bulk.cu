@@ -25,26 +25,17 @@
 
 #include "core/knobs.h"
 #include "cuda/gemm_launch_pdl.h"
-#include "cuda/gemv_quant_bulk_trace.cuh"
-#include "cuda/gemv_quant_bulk_units.cuh"
-#include "cuda/quant_bulk.cuh"
+#include "cuda/gemv_quant_bulk_kernel.cuh"
 #include "cuda/quant_launch.cuh"
 
 namespace tc::cuda::quant {
 namespace {
 
 using namespace bulk_gemv;
-using bulk_trace::kTraceWords;
-using bulk_trace::now_ns;
 
-// Consumer warps (8 or 16: Config below); one more warp is the producer.
-template <int CW>
-constexpr int kThreadsOf = (CW + 1) * 32;
-constexpr int kMaxStages = 16;  // barrier slots; Config::stages (default 8) is the ring's cap
 constexpr int kMaxM = 4;
 constexpr size_t kSmemCap1 = 227 * 1024;  // one CTA per SM: sm_90's per-block maximum
 constexpr size_t kSmemCap2 = 113 * 1024;  // two CTAs per SM (the next PDL grid's beside it)
-constexpr size_t kHead = 384;             // the barriers: full, empty, xready
 constexpr size_t kStageCap = 32 * 1024;   // bytes of one stage (R rows) at most
 
 struct Config;
@@ -53,153 +44,6 @@ struct Geo {
   int R = 0, RP = 2, S = 0;  // rows per stage and per warp, stages (a multiple of the groups)
   size_t stage = 0, smem = 0;
 };
-
-// Warps consuming one stage (RP = 1 or 2 rows each: a pair shares the X loads) and groups of
-// them taking turns on stages. A group waits on a slot's `full` barrier two uses ahead only if
-// the slot's previous use belongs to another group, and parity waits cannot tell phases two
-// apart: so S is a multiple of the number of groups (a slot's previous use is the group's own).
-__host__ __device__ inline int stage_warps(int R, int RP, int CW) {
-  return min((R + RP - 1) / RP, CW);
-}
-__host__ __device__ inline int stage_groups(int R, int RP, int CW, int S) {
-  return min(CW / stage_warps(R, RP, CW), S);
-}
-
-// Diagnostics (TC_QUANT_BULK_ABLATE, Y not valid): 1 the launch chain alone (same resources,
-// no work), 2 the weight stream alone (no X, no dots), 3 no X quantization.
-enum Ablate { kFull = 0, kChainOnly = 1, kStreamOnly = 2, kNoXQuant = 3 };
-
-// XR > 0: each lane keeps the XR units of X it dots (u = lane + 32 j, U <= 32 XR) in registers
-// for all its rows, instead of loading them from shared memory per row (M = 1). N16: the
-// nibble dots of unit_dot (gemv_quant_bulk_units.cuh); false only for the A/B knob.
-template <int FMT, int MT, int kCW, int kMinBlocks, int XR, bool N16 = true>
-__global__ void __launch_bounds__(kThreadsOf<kCW>, kMinBlocks)
-    bulk_gemv_kernel(const uint8_t* __restrict__ W, const float* __restrict__ X,
-                     float* __restrict__ Y, int M, int N, int K, uint32_t rb, int R, int RP, int S,
-                     int first, int pace, int ablate, int xpairs, unsigned long long* trace) {
-  extern __shared__ __align__(128) uint8_t smem[];
-  uint64_t* full = reinterpret_cast<uint64_t*>(smem);
-  uint64_t* empty = full + kMaxStages;
-  uint64_t* xready = empty + kMaxStages;  // X quantized (first > 0: the producer waits on it)
-  const int U = K / 64;
-  int4* xq = reinterpret_cast<int4*>(smem + kHead);  // [MT][4][U]
-  int4* xm = xq + size_t(MT) * 4 * U;                // [MT][U]
-  uint8_t* ring = reinterpret_cast<uint8_t*>(xm + size_t(MT) * U);
-  const size_t stage = size_t(R) * rb;
-  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-  const int RW = stage_warps(R, RP, kCW), NG = stage_groups(R, RP, kCW, S);  // S % NG == 0
-  const int64_t tiles = (int64_t(N) + R - 1) / R;
-  const int t0 = int(tiles * blockIdx.x / gridDim.x);
-  const int my = int(tiles * (blockIdx.x + 1) / gridDim.x) - t0;
-  unsigned long long* tr = trace ? trace + size_t(blockIdx.x) * kTraceWords : nullptr;
-  if (tr && threadIdx.x == 0) {
-    tr[0] = now_ns();
-    tr[6] = bulk_trace::smid() | (uint64_t(my) << 32);
-  }
-  if (threadIdx.x == 0) {
-    for (int s = 0; s < S; ++s) {
-      bulk::bar_init(&full[s], 1);
-      bulk::bar_init(&empty[s], uint32_t(RW));
-    }
-    bulk::bar_init(xready, 1);
-    bulk::fence_barrier_init();
-  }
-  __syncthreads();
-  bulk::grid_launch_dependents();
-  if (ablate == kChainOnly) {
-    bulk::grid_wait();
-    return;
-  }
-  if (warp == kCW) {  // producer: W is never written by the previous grid (launch_gemv_bulk)
-    if (lane == 0) {
-      for (int s = 0; s < my; ++s) {
-        const int slot = s % S;
-        if (s >= S) bulk::bar_wait(&empty[slot], uint32_t((s / S - 1) & 1));
-        if (s == first) bulk::bar_wait(xready, 0);  // the rest once X's loads are done
-        // 0 < pace < S: at most `pace` stages in flight (stage s - pace has landed). Its slot
-        // cannot have completed a later phase: stage s - pace + S > s is not issued yet.
-        if (pace > 0 && pace < S && s >= pace)
-          bulk::bar_wait(&full[(s - pace) % S], uint32_t(((s - pace) / S) & 1));
-        const int64_t row0 = int64_t(t0 + s) * R;
-        const uint32_t bytes = uint32_t(N - row0 < R ? N - row0 : R) * rb;
-        bulk::bar_expect_tx(&full[slot], bytes);
-        bulk::copy(ring + slot * stage, W + row0 * rb, bytes, &full[slot]);
-      }
-      if (tr) tr[5] = now_ns();
-    }
-    return;
-  }
-  bulk::grid_wait();  // X and Y belong to the previous grid until it is done
-  if (tr && threadIdx.x == 0) tr[1] = now_ns();
-  if (ablate != kStreamOnly && ablate != kNoXQuant)
-    quantize_x(X, M, K, U, kCW * 32, xq, xm, xpairs != 0);
-  bulk::sync_consumers(kCW * 32);
-  if (threadIdx.x == 0) bulk::bar_arrive(xready);
-  if (tr && threadIdx.x == 0) tr[2] = now_ns();
-  unsigned long long last_full = 0;
-  const int group = warp / RW, wr = warp % RW;
-  if (group >= NG) return;  // fewer stages than groups: these warps only quantized X
-  XUnit<MT> xr[XR > 0 ? XR : 1];
-  if constexpr (XR > 0) {
-#pragma unroll
-    for (int j = 0; j < XR; ++j)
-      if (lane + 32 * j < U) load_x<FMT, MT, N16>(xr[j], lane + 32 * j, U, M, xq, xm);
-  }
-  for (int s = group; s < my; s += NG) {
-    const int slot = s % S;
-    bulk::bar_wait(&full[slot], uint32_t((s / S) & 1));
-    if (tr) {
-      last_full = now_ns();
-      if (threadIdx.x == 0 && s == 0) tr[3] = last_full;
-    }
-    if (ablate == kStreamOnly) {
-      __syncwarp();
-      if (lane == 0) bulk::bar_arrive(&empty[slot]);
-      continue;
-    }
-    const int64_t row0 = int64_t(t0 + s) * R;
-    const int rows = int(N - row0 < R ? N - row0 : R);
-    for (int r = RP * wr; r < rows; r += RP * RW) {  // rows r and r + 1 share the X loads
-      const uint8_t* row = ring + slot * stage + size_t(r) * rb;
-      const bool two = RP == 2 && r + 1 < rows;
-      float acc[2][MT] = {};
-      if constexpr (XR > 0) {
-#pragma unroll
-        for (int j = 0; j < XR; ++j) {
-          if (lane + 32 * j >= U) break;
-          unit_dot<FMT, MT, N16>(row, lane + 32 * j, M, xr[j], acc[0]);
-          if (two) unit_dot<FMT, MT, N16>(row + rb, lane + 32 * j, M, xr[j], acc[1]);
-        }
-      } else {
-#pragma unroll 2
-        for (int u = lane; u < U; u += 32) {
-          XUnit<MT> x;
-          load_x<FMT, MT, N16>(x, u, U, M, xq, xm);
-          unit_dot<FMT, MT, N16>(row, u, M, x, acc[0]);
-          if (two) unit_dot<FMT, MT, N16>(row + rb, u, M, x, acc[1]);
-        }
-      }
-#pragma unroll
-      for (int h = 0; h < 2; ++h) {
-#pragma unroll
-        for (int m = 0; m < MT; ++m) {
-          if (m >= M) break;
-          float v = acc[h][m];
-#pragma unroll
-          for (int o = 16; o > 0; o /= 2) v += __shfl_xor_sync(0xffffffffu, v, o);
-          // h = 1 only for a pair (with RP = 1, row r + 1 belongs to another warp).
-          if (lane == 0 && (h == 0 || two)) Y[size_t(m) * N + row0 + r + h] = v;
-        }
-      }
-    }
-    __syncwarp();
-    if (lane == 0) bulk::bar_arrive(&empty[slot]);
-  }
-  if (tr && lane == 0) {
-    atomicMax(&tr[4], now_ns());
-    atomicMax(&tr[7], last_full);
-  }
-}
 
 // Configurations (grid: one CTA per SM). Default: 16 consumer warps and up to ~200 KB of
 // ring, one CTA per SM; at M = 1 with K <= 4096 each lane holds its two units of X in registers
@@ -217,6 +61,8 @@ struct Config {
   bool n16 = true;     // TC_QUANT_BULK_DOT=0: the earlier nibble dots (one-CTA M = 1 kernels)
   bool xpairs = true;  // TC_QUANT_BULK_XPAIRS=0: X in rounds of one item per thread
   int pace = 0;        // TC_QUANT_BULK_PACE=d: at most d stages in flight (0: no pacing)
+  int xcl = 1;         // 2: M = 1 with X quantized by halves over 2-CTA clusters ...
+  int xcl_k = 0;       // ... where K > xcl_k
 };
 // A knob's integer value (core/knobs.h: read once per call inside the row's knobs::Scope).
 int env_int(knobs::Id knob, int fallback) {
@@ -261,14 +107,23 @@ Config config(int M, tc_dtype_t w) {
     Config c{16, 2, kSmemCap2};
     c.first = 0;
     c.xpairs = xpairs;
-    // Not measured with pacing: two CTAs per SM lost to their shallow ring (<= 113 KB), which
-    // matters less when only 2 stages need to be in flight (an A/B for the next device run).
+    // Paced, it loses too (7B step, H200 2026-11-30 04:18 UTC, Q4_0 / Q4_K / Q8_0: PACE=2
+    // 1.418 / 1.547 / 2.266 ms, PACE=3 1.446, against 1.196 / 1.318 / 1.899 one CTA per SM;
+    // 8 consumer warps of up to 112 registers with X in registers, 04:27: 1.340 / 1.556 /
+    // 2.234): the next grid's CTA streams early, but its wait for X and X's quantization stay.
     c.pace = std::max(env_int(knobs::kQuantBulkPace, 0), 0);
     return c;
   }
   Config c = one_cta(env_int(knobs::kQuantBulkWarps, 16) == 8 ? 8 : 16, w != TC_DTYPE_Q8_0);
   c.xreg = c.warps == 16 && env_int(knobs::kQuantBulkXreg, 1) == 1;
   c.xpairs = xpairs;
+  // X by halves over 2-CTA clusters (TC_QUANT_BULK_XCL=1|2, TC_QUANT_BULK_XCL_K=k: where K > k):
+  // by default Q8_0 above K = 4096 (the down projection). 7B step, H200 2026-11-30 04:21-04:27
+  // UTC: Q8_0 1.896-1.902 ms against 1.925; Q4_0 / Q4_K 1.212 / 1.329 against 1.207 / 1.330; at
+  // every K (XCL_K=0) Q4_0 1.241, Q4_K 1.386, Q8_0 1.947 (docs/quant.md).
+  const int xcl = env_int(knobs::kQuantBulkXcl, w == TC_DTYPE_Q8_0 ? 2 : 1);
+  c.xcl = c.warps == 16 && xcl == 2 ? 2 : 1;
+  c.xcl_k = env_int(knobs::kQuantBulkXclK, 4096);
   return c;
 }
 
@@ -303,6 +158,14 @@ Geo geometry(const Args& a, int mt, const Config& c) {
   return g;
 }
 
+// X by halves over 2-CTA clusters (Config::xcl): M = 1, one-CTA nibble-dot configurations, at
+// least one row tile per CTA of a cluster (every grid has whole clusters).
+bool use_xcl(const Args& a, const Config& c) {
+  if (a.M != 1 || c.ctas != 1 || c.xcl != 2 || !c.n16 || a.K <= c.xcl_k) return false;
+  const Geo g = geometry(a, 1, c);
+  return g.R > 0 && (a.N + g.R - 1) / g.R >= 2;
+}
+
 // Once per kernel and device: the dynamic shared memory limit and the carveout (all shared
 // memory, so that two CTAs of 113 KB fit on an SM).
 tc_status_t prepare(const void* kernel, bool two_ctas) {
@@ -322,9 +185,9 @@ tc_status_t prepare(const void* kernel, bool two_ctas) {
   return TC_SUCCESS;
 }
 
-template <int FMT, int MT, int CW, int MINB, int XR = 0, bool N16 = true>
+template <int FMT, int MT, int CW, int MINB, int XR = 0, bool N16 = true, int XC = 1>
 tc_status_t launch_fmt(const Args& a, const Config& c, cudaStream_t s) {
-  auto* kernel = bulk_gemv_kernel<FMT, MT, CW, MINB, XR, N16>;
+  auto* kernel = bulk_gemv_kernel<FMT, MT, CW, MINB, XR, N16, XC>;
   const Geo g = geometry(a, MT, c);
   // Prepared on every device already: no cudaGetDevice, lock or set lookup per launch.
   static std::atomic<unsigned long long> prepared{0};  // bit per device
@@ -338,22 +201,25 @@ tc_status_t launch_fmt(const Args& a, const Config& c, cudaStream_t s) {
   }
   const int64_t tiles = (int64_t(a.N) + g.R - 1) / g.R;
   const int ablate = env_int(knobs::kQuantBulkAblate, kFull);
-  const int grid = int(std::min<int64_t>(tiles, sm_count()));
+  int grid = int(std::min<int64_t>(tiles, sm_count()));
+  if constexpr (XC > 1)  // whole clusters, all resident at once (prepare: the opt-in is set)
+    grid = XC * std::min(grid / XC, resident_clusters(reinterpret_cast<const void*>(kernel), XC,
+                                                      kThreadsOf<CW>, kSmemCap1));
   unsigned long long* trace = bulk_trace::slot(a.N, a.K, grid, FMT);
   if (env_int(knobs::kQuantBulkVerbose, 0) == 1) {
     static std::mutex mu;
     static std::set<std::tuple<const void*, int, int>> seen;
     std::lock_guard lock(mu);
     if (seen.insert({reinterpret_cast<const void*>(kernel), a.N, a.K}).second)
-      std::fprintf(stderr,
-                   "bulk gemv fmt %d M %d N %d K %d: warps %d ctas %d xr %d n16 %d R %d RP %d S %d "
-                   "first %d stage %zu smem %zu, %d CTAs/SM fit\n",
-                   FMT, a.M, a.N, a.K, CW, MINB, XR, int(N16), g.R, g.RP, g.S, c.first, g.stage,
-                   g.smem,
-                   blocks_per_sm(reinterpret_cast<const void*>(kernel), kThreadsOf<CW>, g.smem));
+      std::fprintf(
+          stderr,
+          "bulk gemv fmt %d M %d N %d K %d: warps %d ctas %d xr %d n16 %d R %d RP %d S %d "
+          "first %d stage %zu smem %zu, %d CTAs/SM fit, cluster %d, grid %d\n",
+          FMT, a.M, a.N, a.K, CW, MINB, XR, int(N16), g.R, g.RP, g.S, c.first, g.stage, g.smem,
+          blocks_per_sm(reinterpret_cast<const void*>(kernel), kThreadsOf<CW>, g.smem), XC, grid);
   }
   const cudaError_t e =
-      launch_ex(kernel, dim3(unsigned(grid)), dim3(kThreadsOf<CW>), g.smem, s, 1, a.pdl,
+      launch_ex(kernel, dim3(unsigned(grid)), dim3(kThreadsOf<CW>), g.smem, s, XC, a.pdl,
                 static_cast<const uint8_t*>(a.w), static_cast<const float*>(a.x), a.y, a.M, a.N,
                 a.K, uint32_t(w_row_bytes(a)), g.R, g.RP, g.S, c.first > 0 ? c.first : -1, c.pace,
                 ablate, int(c.xpairs), trace);
@@ -366,6 +232,9 @@ tc_status_t launch_m(const Args& a, cudaStream_t s) {
   const Config c = config(a.M, a.w_dtype);
   if (a.M == 1) {
     if (c.ctas == 2) return launch_fmt<FMT, 1, 16, 2>(a, c, s);
+    if (use_xcl(a, c))
+      return use_xreg(a, c) ? launch_fmt<FMT, 1, 16, 1, 2, true, 2>(a, c, s)
+                            : launch_fmt<FMT, 1, 16, 1, 0, true, 2>(a, c, s);
     if (use_xreg(a, c))
       return c.n16 ? launch_fmt<FMT, 1, 16, 1, 2>(a, c, s)
                    : launch_fmt<FMT, 1, 16, 1, 2, false>(a, c, s);
@@ -389,6 +258,10 @@ bool gemv_bulk_supports(const Args& a, std::string& why) {
   const auto align = reinterpret_cast<uintptr_t>(a.w) | reinterpret_cast<uintptr_t>(a.x);
   if (align % 16 != 0) return (why = "W or X not 16-byte aligned", false);
   return true;
+}
+
+int gemv_bulk_cluster(const Args& a) {
+  return use_xcl(a, config(a.M, a.w_dtype)) ? 2 : 1;
 }
 
 tc_status_t launch_gemv_bulk(const Args& a, void* stream) {

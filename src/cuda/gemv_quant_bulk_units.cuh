@@ -14,6 +14,14 @@ namespace tc::cuda::quant::bulk_gemv {
 
 constexpr uint32_t kM4 = 0x0F0F0F0Fu;
 
+// A 16-byte store into a cluster peer's shared memory (a `mapa` address: PTX ISA
+// "st.shared::cluster").
+__device__ __forceinline__ void st_remote4(uint32_t addr, int4 v) {
+  asm volatile("st.shared::cluster.v4.b32 [%0], {%1, %2, %3, %4};" ::"r"(addr), "r"(v.x), "r"(v.y),
+               "r"(v.z), "r"(v.w)
+               : "memory");
+}
+
 __device__ __forceinline__ int dot4(int4 x, uint32_t a, uint32_t b, uint32_t c, uint32_t d, int s) {
   s = __dp4a(int(a), x.x, s);
   s = __dp4a(int(b), x.y, s);
@@ -180,9 +188,10 @@ __device__ __forceinline__ void x_load(const float* __restrict__ X, int K, int U
     it.amax = fmaxf(it.amax, amax4(it.v[e]));
   }
 }
-// All lanes of the warp call it (shuffles); lanes with i >= total store nothing.
+// All lanes of the warp call it (shuffles); lanes with i >= total store nothing. peer_xq /
+// peer_xm (shared::cluster addresses, 0: none): the same stores into a cluster peer's X.
 __device__ __forceinline__ void x_store(const XItem& it, int U, int total, int i, int4* xq,
-                                        int4* xm) {
+                                        int4* xm, uint32_t peer_xq = 0, uint32_t peer_xm = 0) {
   const int j = i & 3, u = (i >> 2) % U, m = (i >> 2) / U;
   const float amax = fmaxf(it.amax, __shfl_xor_sync(0xffffffffu, it.amax, 1));  // 32-block
   const float id = q8_inv_scale(amax);
@@ -194,24 +203,35 @@ __device__ __forceinline__ void x_store(const XItem& it, int U, int total, int i
   const float d1 = __shfl_xor_sync(0xffffffffu, d, 2);  // lane j + 2: the unit's 2nd block
   const int s1 = __shfl_xor_sync(0xffffffffu, sum, 2);
   if (i < total) {
-    xq[(size_t(m) * 4 + j) * U + u] = make_int4(wq[0], wq[1], wq[2], wq[3]);
-    if (j == 0) xm[m * U + u] = make_int4(__float_as_int(d), __float_as_int(d1), sum, s1);
+    const size_t q = (size_t(m) * 4 + j) * U + u;
+    const int4 c = make_int4(wq[0], wq[1], wq[2], wq[3]);
+    const int4 s = make_int4(__float_as_int(d), __float_as_int(d1), sum, s1);
+    xq[q] = c;
+    if (j == 0) xm[m * U + u] = s;
+    if (peer_xq != 0) {
+      st_remote4(peer_xq + uint32_t(q) * 16, c);
+      if (j == 0) st_remote4(peer_xm + uint32_t(m * U + u) * 16, s);
+    }
   }
 }
 // pairs: where X has more items than threads (M = 1 at K = 11008: 688 items, 512 threads;
 // M = 2 at K = 4096 with 8 warps) each thread issues the loads of two items before it
 // quantizes either, so X costs one L2 round trip rather than two: each round's loads wait
 // behind the weight copies in flight (docs/quant.md). The codes are the same either way.
+// Items [i0, i1) only (multiples of 4: a unit's four lanes), also stored into a peer's X where
+// peer_xq / peer_xm are given (the CTAs of a cluster quantize a part each).
 __device__ __forceinline__ void quantize_x(const float* __restrict__ X, int M, int K, int U,
-                                           int threads, int4* xq, int4* xm, bool pairs = true) {
-  const int total = M * U * 4;  // a multiple of 4: the lanes of a unit are all in or all out
-  const int tid = int(threadIdx.x), step = pairs && total > threads ? 2 * threads : threads;
-  for (int i0 = 0; i0 < total; i0 += step) {
+                                           int threads, int4* xq, int4* xm, bool pairs = true,
+                                           int i0 = 0, int i1 = -1, uint32_t peer_xq = 0,
+                                           uint32_t peer_xm = 0) {
+  const int total = i1 < 0 ? M * U * 4 : i1;  // a multiple of 4: a unit's lanes all in or out
+  const int tid = int(threadIdx.x), step = pairs && total - i0 > threads ? 2 * threads : threads;
+  for (int i = i0; i < total; i += step) {
     XItem a, b;
-    x_load(X, K, U, total, i0 + tid, a);
-    if (step > threads) x_load(X, K, U, total, i0 + threads + tid, b);
-    x_store(a, U, total, i0 + tid, xq, xm);
-    if (step > threads) x_store(b, U, total, i0 + threads + tid, xq, xm);
+    x_load(X, K, U, total, i + tid, a);
+    if (step > threads) x_load(X, K, U, total, i + threads + tid, b);
+    x_store(a, U, total, i + tid, xq, xm, peer_xq, peer_xm);
+    if (step > threads) x_store(b, U, total, i + threads + tid, xq, xm, peer_xq, peer_xm);
   }
 }
 

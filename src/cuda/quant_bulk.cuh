@@ -67,6 +67,40 @@ __device__ __forceinline__ void sync_consumers(uint32_t count) {
   tile::named_barrier_sync(1, count);
 }
 
+// Clusters (PTX ISA "mapa", "st.shared::cluster", "barrier.cluster", "mbarrier"): the shared
+// address of `p`'s counterpart in cluster CTA `rank`, a store there, an arrival on a peer's
+// mbarrier (release at cluster scope) and the matching wait on one's own.
+__device__ __forceinline__ uint32_t remote(const void* p, uint32_t rank) {
+  uint32_t r;
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;"
+               : "=r"(r)
+               : "r"(tile::smem_addr(p)), "r"(rank));
+  return r;
+}
+__device__ __forceinline__ void st_remote(uint32_t addr, float v) {
+  asm volatile("st.shared::cluster.f32 [%0], %1;" ::"r"(addr), "f"(v) : "memory");
+}
+__device__ __forceinline__ void arrive_remote(uint32_t bar) {
+  asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];" ::"r"(bar)
+               : "memory");
+}
+__device__ __forceinline__ void wait_cluster(uint64_t* bar, uint32_t parity) {
+  asm volatile(
+      "{\n.reg .pred P;\nW_%=:\n"
+      "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 P, [%0], %1;\n"
+      "@!P bra W_%=;\n}\n" ::"r"(tile::smem_addr(bar)),
+      "r"(parity)
+      : "memory");
+}
+// The cluster barrier in its two halves, each thread for itself (not .aligned: the warps of a
+// CTA reach it on different paths). A thread waits for a phase before it arrives on the next.
+__device__ __forceinline__ void cluster_arrive_relaxed() {
+  asm volatile("barrier.cluster.arrive.relaxed;" ::: "memory");
+}
+__device__ __forceinline__ void cluster_wait() {
+  asm volatile("barrier.cluster.wait.acquire;" ::: "memory");
+}
+
 // Thread 0 of a bulk MMA kernel's CTA: the ring's barriers (full: the producer's one arrival
 // and the copies' bytes; empty: one arrival per consumer warp) and `extra` (one arrival, X's
 // copy), made visible to the bulk copies. A __syncthreads() must follow.

@@ -65,6 +65,9 @@ TC_QUANT_LAUNCH tc_status_t launch_gemv_staged_q8(const Args& a, void* stream);
 // dp4a from shared memory (gemv_quant_bulk.cu).
 TC_QUANT_LAUNCH bool gemv_bulk_supports(const Args& a, std::string& why);
 TC_QUANT_LAUNCH tc_status_t launch_gemv_bulk(const Args& a, void* stream);
+// The cluster size launch_gemv_bulk uses for `a` (2: X quantized by halves over 2-CTA clusters,
+// TC_QUANT_BULK_XCL; 1: one CTA per row range), for the tests.
+TC_QUANT_LAUNCH int gemv_bulk_cluster(const Args& a);
 
 // Decode GEMV, M <= 8, f32 activations quantized per 32 to int8 inside the kernel (dp4a):
 // Q4_0, Q8_0, Q4_K; rms_scaled error ~4e-3 (callers must allow 8-bit activations).

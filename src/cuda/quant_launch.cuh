@@ -91,6 +91,9 @@ int sm_count();
 // least 1; cached per (kernel, threads, smem, device) so that launches (and graph captures)
 // ask the runtime once.
 int blocks_per_sm(const void* kernel, int threads, size_t smem);
+// Clusters of `cluster` CTAs of `kernel` (this block size and dynamic shared memory) that can be
+// resident at once (GPCs hold whole clusters), at least 1; asked once per kernel and device.
+int resident_clusters(const void* kernel, int cluster, int threads, size_t smem);
 // Lets `kernel` use up to `max_smem` bytes of dynamic shared memory on the current device
 // (once per kernel and device).
 tc_status_t allow_smem(const void* kernel, size_t max_smem);

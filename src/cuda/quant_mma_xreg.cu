@@ -56,30 +56,12 @@ constexpr size_t kSmemCap = 227 * 1024;  // the H100 / H200 opt-in limit per blo
 // Barriers: full, empty [kMaxStages]; rfull, rempty, xfull, xempty [kMaxRS]; xready.
 constexpr size_t kHead = 512;
 
-// Cluster helpers (DSMEM: PTX ISA "mapa", "st.shared::cluster", "mbarrier"): rank 0 of a
-// cluster adds the other ranks' sums of each pass.
-__device__ __forceinline__ uint32_t remote(const void* p, uint32_t rank) {
-  uint32_t r;
-  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;"
-               : "=r"(r)
-               : "r"(tile::smem_addr(p)), "r"(rank));
-  return r;
-}
-__device__ __forceinline__ void st_remote(uint32_t addr, float v) {
-  asm volatile("st.shared::cluster.f32 [%0], %1;" ::"r"(addr), "f"(v) : "memory");
-}
-__device__ __forceinline__ void arrive_remote(uint32_t bar) {
-  asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];" ::"r"(bar)
-               : "memory");
-}
-__device__ __forceinline__ void wait_cluster(uint64_t* bar, uint32_t parity) {
-  asm volatile(
-      "{\n.reg .pred P;\nW_%=:\n"
-      "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 P, [%0], %1;\n"
-      "@!P bra W_%=;\n}\n" ::"r"(tile::smem_addr(bar)),
-      "r"(parity)
-      : "memory");
-}
+// Rank 0 of a cluster adds the other ranks' sums of each pass (quant_bulk.cuh's cluster
+// helpers: remote, st_remote, arrive_remote, wait_cluster).
+using bulk::arrive_remote;
+using bulk::remote;
+using bulk::st_remote;
+using bulk::wait_cluster;
 
 struct Geo {
   int NT = 1, C = 1, XU = 0, S = 0, RS = 2, Ks = 0;  // C: CTAs of a cluster splitting K (Ks each)
@@ -310,36 +292,6 @@ __global__ void __launch_bounds__((kCW + 1) * 32, 1)
   if constexpr (C > 1) tile::cluster_sync();
 }
 
-// Clusters of C that can be resident at once (GPCs hold whole clusters), one CTA per SM (the
-// most shared memory), asked once per kernel and device.
-template <class Kernel>
-int resident_clusters(Kernel* kernel, int C) {
-  static int known[16] = {};
-  int dev = 0;
-  if (cudaGetDevice(&dev) != cudaSuccess || dev < 0 || dev >= 16) return sm_count() / C;
-  if (known[dev] == 0) {
-    cudaLaunchConfig_t cfg{};
-    cfg.gridDim = dim3(unsigned(sm_count() / C * C));
-    cfg.blockDim = dim3((kCW + 1) * 32);
-    cfg.dynamicSmemBytes = kSmemCap;
-    cudaLaunchAttribute attr;
-    attr.id = cudaLaunchAttributeClusterDimension;
-    attr.val.clusterDim.x = unsigned(C);
-    attr.val.clusterDim.y = attr.val.clusterDim.z = 1;
-    cfg.attrs = &attr;
-    cfg.numAttrs = 1;
-    int n = 0;
-    if (cudaOccupancyMaxActiveClusters(&n, reinterpret_cast<const void*>(kernel), &cfg) !=
-            cudaSuccess ||
-        n <= 0) {
-      cudaGetLastError();
-      n = sm_count() / C;
-    }
-    known[dev] = n;
-  }
-  return known[dev];
-}
-
 template <int FMT, int NT, int C, int XU>
 tc_status_t launch_fmt(const Args& a, const Geo& g, cudaStream_t s) {
   auto* kernel =
@@ -348,7 +300,9 @@ tc_status_t launch_fmt(const Args& a, const Geo& g, cudaStream_t s) {
       st != TC_SUCCESS)
     return st;
   const int passes = (a.N + kPassRows - 1) / kPassRows;
-  const int ncl = C > 1 ? resident_clusters(kernel, C) : sm_count();
+  const int ncl =
+      C > 1 ? resident_clusters(reinterpret_cast<const void*>(kernel), C, (kCW + 1) * 32, kSmemCap)
+            : sm_count();
   const cudaError_t e = launch_ex(
       kernel, dim3(unsigned(C * std::max(1, std::min(passes, ncl)))), dim3((kCW + 1) * 32), g.smem,
       s, C, a.pdl, static_cast<const uint8_t*>(a.w), static_cast<const float*>(a.x), a.y, a.M, a.N,

@@ -5,7 +5,9 @@
 //   threads (M = 1 at K = 11008, M = 2 and 4 at K >= 2048) against the earlier rounds of one
 //   item (TC_QUANT_BULK_XPAIRS=0): the same codes, so the same bits; the producer keeping at
 //   most 1-3 stages in flight (TC_QUANT_BULK_PACE; 2 by default at M = 1, Q4_0 / Q4_K), with
-//   and without its wait for X, and the earlier default (FIRST=4, no pacing): the same bits;
+//   and without its wait for X, and the earlier default (FIRST=4, no pacing): the same bits; X
+//   quantized by halves over 2-CTA clusters (TC_QUANT_BULK_XCL, by default Q8_0 above K =
+//   4096): the same codes, so the same bits, with the cluster path checked to be the one taken;
 // - X-in-registers MMA (M <= 8, quant_mma_xreg.cu): the hoisted unit offsets against the earlier
 //   addressing (TC_QUANT_F16_HOIST=0), the producer waiting for X after 1 or 2 stages
 //   (TC_QUANT_F16_XFIRST; 2 by default, 0 the earlier form) or keeping 1-2 stages in flight
@@ -107,7 +109,15 @@ TEST(QuantCudaDecodeKnobs, BulkGemvXPairsGiveTheSameBits) {
       {"pace=12 (>= stages: no pacing)", {{"TC_QUANT_BULK_PACE", "12"}}, true},
       {"pace=2 first=0", {{"TC_QUANT_BULK_PACE", "2"}, {"TC_QUANT_BULK_FIRST", "0"}}, true},
       {"pace=3 first=2", {{"TC_QUANT_BULK_PACE", "3"}, {"TC_QUANT_BULK_FIRST", "2"}}, true},
-      {"ctas=2 pace=2", {{"TC_QUANT_BULK_CTAS", "2"}, {"TC_QUANT_BULK_PACE", "2"}}, false}};
+      {"ctas=2 pace=2", {{"TC_QUANT_BULK_CTAS", "2"}, {"TC_QUANT_BULK_PACE", "2"}}, false},
+      {"xcl=1", {{"TC_QUANT_BULK_XCL", "1"}}, true},
+      {"xcl=2 xcl_k=0", {{"TC_QUANT_BULK_XCL", "2"}, {"TC_QUANT_BULK_XCL_K", "0"}}, true},
+      {"xcl=2 xcl_k=0 pace=0 first=4",
+       {{"TC_QUANT_BULK_XCL", "2"},
+        {"TC_QUANT_BULK_XCL_K", "0"},
+        {"TC_QUANT_BULK_PACE", "0"},
+        {"TC_QUANT_BULK_FIRST", "4"}},
+       true}};
   uint32_t seed = 5100;
   int ran = 0;
   for (tc_dtype_t wf : {TC_DTYPE_Q4_0, TC_DTYPE_Q8_0, TC_DTYPE_Q4_K}) {
@@ -124,6 +134,39 @@ TEST(QuantCudaDecodeKnobs, BulkGemvXPairsGiveTheSameBits) {
     }
   }
   EXPECT_EQ(ran, 18);
+}
+
+// Which launches take the 2-CTA cluster path (TC_QUANT_BULK_XCL / _XCL_K; needs no device: the
+// choice is the host's), so that the same-bits configurations above are not vacuous.
+TEST(QuantCudaDecodeKnobs, BulkGemvClusterChoice) {
+  const auto cluster = [](tc_dtype_t w, int M, int N, int K) {
+    kq::Args a;
+    a.M = M;
+    a.N = N;
+    a.K = K;
+    a.w_dtype = w;
+    return kq::gemv_bulk_cluster(a);
+  };
+  EXPECT_EQ(cluster(TC_DTYPE_Q8_0, 1, 4096, 11008), 2);  // the default: Q8_0 above K = 4096
+  EXPECT_EQ(cluster(TC_DTYPE_Q8_0, 1, 1031, 11008), 2);
+  EXPECT_EQ(cluster(TC_DTYPE_Q8_0, 1, 4096, 4096), 1);
+  EXPECT_EQ(cluster(TC_DTYPE_Q8_0, 2, 4096, 11008), 1);  // M = 1 only
+  EXPECT_EQ(cluster(TC_DTYPE_Q4_0, 1, 4096, 11008), 1);
+  EXPECT_EQ(cluster(TC_DTYPE_Q4_K, 1, 4096, 11008), 1);
+  setenv("TC_QUANT_BULK_XCL", "1", 1);
+  EXPECT_EQ(cluster(TC_DTYPE_Q8_0, 1, 4096, 11008), 1);
+  setenv("TC_QUANT_BULK_XCL", "2", 1);
+  setenv("TC_QUANT_BULK_XCL_K", "0", 1);
+  for (tc_dtype_t w : {TC_DTYPE_Q4_0, TC_DTYPE_Q8_0, TC_DTYPE_Q4_K}) {
+    EXPECT_EQ(cluster(w, 1, 257, 4096), 2) << w;
+    EXPECT_EQ(cluster(w, 1, 40009, 256), 2) << w;
+    EXPECT_EQ(cluster(w, 1, 3, 4096), 1) << w;  // one row tile: no second CTA for the cluster
+  }
+  setenv("TC_QUANT_BULK_DOT", "0", 1);  // the earlier dots: one-CTA kernels only
+  EXPECT_EQ(cluster(TC_DTYPE_Q4_0, 1, 257, 4096), 1);
+  unsetenv("TC_QUANT_BULK_DOT");
+  unsetenv("TC_QUANT_BULK_XCL");
+  unsetenv("TC_QUANT_BULK_XCL_K");
 }
 
 TEST(QuantCudaDecodeKnobs, XregKnobsMatchFloat64) {
