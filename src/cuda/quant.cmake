@@ -14,6 +14,7 @@ set(TC_CUDA_QUANT_SOURCES
     ${CMAKE_CURRENT_LIST_DIR}/quant_mma_f16.cu
     ${CMAKE_CURRENT_LIST_DIR}/quant_mma_xreg.cu
     ${CMAKE_CURRENT_LIST_DIR}/quant_mma_b32.cu
+    ${CMAKE_CURRENT_LIST_DIR}/quant_mma_b32_geometry.cu
     ${CMAKE_CURRENT_LIST_DIR}/quant_prefill_dequant.cu
     ${CMAKE_CURRENT_LIST_DIR}/quant_prefill_fused.cu
     ${CMAKE_CURRENT_LIST_DIR}/quant_fill.cu)

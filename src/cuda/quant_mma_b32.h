@@ -1,9 +1,10 @@
 // Batched decode on sm_90a (issue 4, M 9..32; any M <= 32 is served): wgmma with W decoded once
 // per tile into register A fragments and X in f16 as the shared-memory B operand
-// (quant_mma_b32_kernel.cuh has the design, quant_mma_b32.cu the host side). Q4_0, Q4_K and
-// Q8_0, K % 256 == 0, X f32 (rounded to f16: the f16-temporaries accuracy class, rms_scaled
-// ~3e-4, like the f16 MMA row it replaces at M > 8; for Q8_0 it replaces the int8 MMA, whose
-// 8-bit X is the coarser class). Plain C++ (the rows and the benchmark include it).
+// (quant_mma_b32_kernel.cuh has the design; the host side is quant_mma_b32_geometry.cu, the
+// plan and the queries, and quant_mma_b32.cu, the launch). Q4_0, Q4_K and Q8_0, K % 256 == 0, X f32
+// (rounded to f16: the f16-temporaries accuracy class, rms_scaled ~3e-4, like the f16 MMA row it
+// replaces at M > 8; for Q8_0 it replaces the int8 MMA, whose 8-bit X is the coarser class). Plain
+// C++ (the rows and the benchmark include it).
 #pragma once
 
 #include <cstddef>
