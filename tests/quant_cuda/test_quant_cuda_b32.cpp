@@ -82,7 +82,7 @@ TEST(QuantCudaB32, MatchesFloat64) {
          {Form{"", "", "", ""},
           Form{"3", "", "", ""},
           Form{"", "2", "", ""},
-          Form{"", "3", "", ""},  // Q8_0 runs 4 (quant_mma_b32.cu)
+          Form{"", "3", "", ""},  // Q8_0 runs 4 (quant_mma_b32_geometry.cu)
           Form{"", "4", "", ""},
           Form{"3", "3", "", ""},
           Form{"", "", "", "", "0"},
