@@ -63,7 +63,8 @@ enum Id : int {
   kQuantBulkTrace,
   kQuantBulkXcl,
   kQuantBulkXclK,
-  // The batched-decode wgmma kernel (quant_mma_b32_geometry.cu, quant_mma_b32.cu) and the f16 MMA (quant_mma_f16.cu).
+  // The batched-decode wgmma kernel (quant_mma_b32_geometry.cu, quant_mma_b32.cu) and the f16 MMA
+  // (quant_mma_f16.cu).
   kQuantB32,
   kQuantB32Wg,
   kQuantB32Xconv,
