@@ -82,7 +82,7 @@ tc_status_t launch_decode(const Args& a, void* stream, const char** name) {
     row = "cuda_gemv_i8";
     st = launch_i8_gemv(a, stream);
   } else if (a.act8 && mma_b32_preferred(a) &&
-             mma_b32_supports(a, why)) {  // as the f16 MMA row (M > 8 by default)
+             mma_b32_supports(a, why)) {  // as the f16 MMA row (M > 8, Q4_0 M >= 8)
     row = "cuda_mma_b32_f16_wgmma";
     st = launch_mma_b32(a, stream);
   } else if (a.act8 && a.M > 2 && mma_f16_preferred(a) && mma_f16_supports(a, why)) {  // rows

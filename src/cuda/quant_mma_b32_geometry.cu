@@ -184,10 +184,13 @@ bool mma_b32_supports(const Args& a, std::string& why) {
 }
 
 bool mma_b32_preferred(const Args& a) {
-  // TC_QUANT_B32_MIN_M=m (3..9, default 9): the smallest M this kernel takes (A/B at batch 8
-  // against the mma.sync kernels; it computes 16 X rows either way).
+  // TC_QUANT_B32_MIN_M=m (3..9): the smallest M this kernel takes (it computes 16 X rows either
+  // way); by default 8 for Q4_0 (7B step at batch 8, H200: 2.020-2.026 ms against 2.095-2.104
+  // on the mma.sync kernel, two runs of the seventh session), 9 for Q4_K / Q8_0 (slower at M = 8:
+  // 2.429 / 3.076 against 2.325 / 2.769). M 3..7 were not measured.
   const char* m = tc::knobs::get(tc::knobs::kQuantB32MinM);
-  if (a.M < (m && *m ? std::clamp(std::atoi(m), 3, 9) : 9)) return false;
+  const int min_m = a.w_dtype == TC_DTYPE_Q4_0 ? 8 : 9;
+  if (a.M < (m && *m ? std::clamp(std::atoi(m), 3, 9) : min_m)) return false;
   long long below = kOldBelow;
   if (const char* v = tc::knobs::get(tc::knobs::kQuantB32OldBelow)) below = std::atoll(v);
   return a.M > 16 || (long long)a.N * a.K > below;

@@ -109,7 +109,7 @@ const WorkRow kPrefillQ4Work = {
       return kq::launch_prefill_q4_wgmma(a, work, p.stream);
     }};
 
-// M > 8 (Q4_0 / Q4_K) in the f16 MMA row: the wgmma kernel (quant_mma_b32.cu; the K-split
+// M > 8 (Q4_0 from M = 8; Q4_K) in the f16 MMA row: the wgmma kernel (quant_mma_b32.cu; the K-split
 // partials), which decodes each weight tile once into wgmma's A registers; the older mma.sync
 // kernel stays where it measured faster (mma_b32_preferred) and behind TC_QUANT_B32=0
 // (mma_b32_supports declines).
@@ -124,7 +124,7 @@ const WorkRow kMmaB32Work = {
     }};
 bool use_b32(const tc::quant::MatmulProblem& p) {
   kq::Args a = args(p);
-  if (!kq::mma_b32_preferred(a)) return false;  // M 9..32 by default
+  if (!kq::mma_b32_preferred(a)) return false;  // M 9..32 (Q4_0 8..32) by default
   a.work = reinterpret_cast<void*>(uintptr_t(256));
   a.work_bytes = kq::mma_b32_work_bytes(a);
   std::string ignored;

@@ -195,8 +195,8 @@ TEST(QuantCudaB32, MatchesFloat64) {
 // The public call routes M 9..32 (Q4_0 / Q4_K / Q8_0, 8-bit-class activations allowed) to this
 // kernel (TC_QUANT_B32_OLD_BELOW=0: wherever it runs), and back to the older f16 MMA kernel
 // (Q8_0: the int8 MMA) with TC_QUANT_B32=0 or at M <= 16 where N * K is at or below
-// TC_QUANT_B32_OLD_BELOW (by default nowhere); TC_QUANT_B32_Q8=0 sends Q8_0 back alone; M 3..8
-// stays on the f16 MMA.
+// TC_QUANT_B32_OLD_BELOW (by default nowhere); TC_QUANT_B32_Q8=0 sends Q8_0 back alone; M 3..7
+// (and M = 8 but for Q4_0) stays on the f16 MMA.
 TEST(QuantCudaB32, PublicCallRouting) {
   if (!tc_device_available(TC_DEVICE_CUDA)) GTEST_SKIP() << "no CUDA device";
   Context ctx;
@@ -213,7 +213,9 @@ TEST(QuantCudaB32, PublicCallRouting) {
   for (const Want c : {Want{TC_DTYPE_Q4_0, TC_DTYPE_F32, 9, "", "0", b32},
                        Want{TC_DTYPE_Q4_K, TC_DTYPE_F32, 32, "", "0", b32},
                        Want{TC_DTYPE_Q4_0, TC_DTYPE_F32, 21, "", "0", b32},
-                       Want{TC_DTYPE_Q4_0, TC_DTYPE_F32, 8, "", "0", old},
+                       Want{TC_DTYPE_Q4_0, TC_DTYPE_F32, 8, "", "0", b32},  // Q4_0 from M = 8
+                       Want{TC_DTYPE_Q4_0, TC_DTYPE_F32, 7, "", "", old},
+                       Want{TC_DTYPE_Q4_K, TC_DTYPE_F32, 8, "", "", old},
                        Want{TC_DTYPE_Q4_K, TC_DTYPE_F32, 17, "0", "0", old},
                        Want{TC_DTYPE_Q4_0, TC_DTYPE_F32, 13, "", "311808", old},  // 203 x 1536
                        Want{TC_DTYPE_Q4_K, TC_DTYPE_F32, 16, "", "", b32},
@@ -226,7 +228,7 @@ TEST(QuantCudaB32, PublicCallRouting) {
                        Want{TC_DTYPE_Q8_0, TC_DTYPE_F32, 31, "", "", i8, "0"},
                        Want{TC_DTYPE_Q4_0, TC_DTYPE_F32, 31, "", "", b32, "0"},
                        // TC_QUANT_B32_MIN_M=m: the wgmma kernel from M = m.
-                       Want{TC_DTYPE_Q4_0, TC_DTYPE_F32, 8, "", "", b32, "", "8"},
+                       Want{TC_DTYPE_Q4_0, TC_DTYPE_F32, 8, "", "", old, "", "9"},
                        Want{TC_DTYPE_Q4_K, TC_DTYPE_F32, 5, "", "", b32, "", "3"},
                        Want{TC_DTYPE_Q4_0, TC_DTYPE_F32, 7, "", "", old, "", "8"}}) {
     set_knob("TC_QUANT_B32", c.knob);
