@@ -12,6 +12,8 @@
 // as 4 int4 chunks [m][chunk][unit] (lanes on consecutive units read consecutive 16 bytes) and
 // {d0, d1, sum0, sum1} per unit; at M = 1 with K <= 4096 each lane then keeps the two units it
 // dots in registers for all its rows (the X loads were half the shared-memory traffic per row).
+// With TC_QUANT_BULK_XCL (by default Q8_0 above K = 4096) the CTAs run in pairs (2-CTA
+// clusters), each quantizing half of X's units into both CTAs' shared memory.
 // docs/quant.md has the H200 figures and where a launch's time goes.
 #include <cuda_runtime.h>
 
@@ -202,6 +204,8 @@ tc_status_t launch_fmt(const Args& a, const Config& c, cudaStream_t s) {
   const int64_t tiles = (int64_t(a.N) + g.R - 1) / g.R;
   const int ablate = env_int(knobs::kQuantBulkAblate, kFull);
   int grid = int(std::min<int64_t>(tiles, sm_count()));
+  // XC: resident_clusters is a locked, cached lookup per launch (cudaGetDevice, a mutex, a map),
+  // unlike the prepared bits above; graph replays do not pay it.
   if constexpr (XC > 1)  // whole clusters, all resident at once (prepare: the opt-in is set)
     grid = XC * std::min(grid / XC, resident_clusters(reinterpret_cast<const void*>(kernel), XC,
                                                       kThreadsOf<CW>, kSmemCap1));

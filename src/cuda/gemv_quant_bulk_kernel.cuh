@@ -49,6 +49,7 @@ __global__ void __launch_bounds__(kThreadsOf<kCW>, kMinBlocks)
     bulk_gemv_kernel(const uint8_t* __restrict__ W, const float* __restrict__ X,
                      float* __restrict__ Y, int M, int N, int K, uint32_t rb, int R, int RP, int S,
                      int first, int pace, int ablate, int xpairs, unsigned long long* trace) {
+  static_assert(XC == 1 || (XC == 2 && MT == 1), "X by halves: pairs of CTAs, M = 1 only");
   extern __shared__ __align__(128) uint8_t smem[];
   uint64_t* full = reinterpret_cast<uint64_t*>(smem);
   uint64_t* empty = full + kMaxStages;

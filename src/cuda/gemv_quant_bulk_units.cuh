@@ -1,6 +1,6 @@
-// The bulk GEMV's per-lane work (gemv_quant_bulk.cu): X quantized per 32 into the unit layout
-// in shared memory, a unit's X held in registers, and the dot of a unit (64 weights of a row:
-// two Q4_0 / Q8_0 blocks at a 9 / 17-word stride, so 32 lanes hit 32 banks; a Q4_K quarter
+// The bulk GEMV's per-lane work (gemv_quant_bulk_kernel.cuh): X quantized per 32 into the unit
+// layout in shared memory, a unit's X held in registers, and the dot of a unit (64 weights of a
+// row: two Q4_0 / Q8_0 blocks at a 9 / 17-word stride, so 32 lanes hit 32 banks; a Q4_K quarter
 // block with 16-byte loads) with it: int8 words, dp4a, block scales in f32.
 #pragma once
 
@@ -9,18 +9,11 @@
 #include <cstdint>
 
 #include "cuda/gemv_quant_units.cuh"
+#include "cuda/quant_bulk.cuh"
 
 namespace tc::cuda::quant::bulk_gemv {
 
 constexpr uint32_t kM4 = 0x0F0F0F0Fu;
-
-// A 16-byte store into a cluster peer's shared memory (a `mapa` address: PTX ISA
-// "st.shared::cluster").
-__device__ __forceinline__ void st_remote4(uint32_t addr, int4 v) {
-  asm volatile("st.shared::cluster.v4.b32 [%0], {%1, %2, %3, %4};" ::"r"(addr), "r"(v.x), "r"(v.y),
-               "r"(v.z), "r"(v.w)
-               : "memory");
-}
 
 __device__ __forceinline__ int dot4(int4 x, uint32_t a, uint32_t b, uint32_t c, uint32_t d, int s) {
   s = __dp4a(int(a), x.x, s);
@@ -189,7 +182,8 @@ __device__ __forceinline__ void x_load(const float* __restrict__ X, int K, int U
   }
 }
 // All lanes of the warp call it (shuffles); lanes with i >= total store nothing. peer_xq /
-// peer_xm (shared::cluster addresses, 0: none): the same stores into a cluster peer's X.
+// peer_xm (shared::cluster addresses; 0: none, never a real one since dynamic shared memory
+// starts past the reserved first KB): the same stores into a cluster peer's X.
 __device__ __forceinline__ void x_store(const XItem& it, int U, int total, int i, int4* xq,
                                         int4* xm, uint32_t peer_xq = 0, uint32_t peer_xm = 0) {
   const int j = i & 3, u = (i >> 2) % U, m = (i >> 2) / U;
@@ -209,8 +203,8 @@ __device__ __forceinline__ void x_store(const XItem& it, int U, int total, int i
     xq[q] = c;
     if (j == 0) xm[m * U + u] = s;
     if (peer_xq != 0) {
-      st_remote4(peer_xq + uint32_t(q) * 16, c);
-      if (j == 0) st_remote4(peer_xm + uint32_t(m * U + u) * 16, s);
+      bulk::st_remote4(peer_xq + uint32_t(q) * 16, c);
+      if (j == 0) bulk::st_remote4(peer_xm + uint32_t(m * U + u) * 16, s);
     }
   }
 }

@@ -1,5 +1,5 @@
-// Batched decode on sm_90a (issue 4, M 9..32; any M <= 32 is served): wgmma with W decoded once
-// per tile into register A fragments and X in f16 as the shared-memory B operand
+// Batched decode on sm_90a (issue 4, M 9..32, Q4_0 from 8; any M <= 32 is served): wgmma with W
+// decoded once per tile into register A fragments and X in f16 as the shared-memory B operand
 // (quant_mma_b32_kernel.cuh has the design; the host side is quant_mma_b32_geometry.cu, the
 // plan and the queries, and quant_mma_b32.cu, the launch). Q4_0, Q4_K and Q8_0, K % 256 == 0, X f32
 // (rounded to f16: the f16-temporaries accuracy class, rms_scaled ~3e-4, like the f16 MMA row it
@@ -26,9 +26,8 @@ TC_QUANT_LAUNCH size_t mma_b32_work_bytes(const Args& a);
 // MMA, quant_mma_bulk.cu; TC_QUANT_B32_Q8=0 sends Q8_0 alone).
 TC_QUANT_LAUNCH bool mma_b32_supports(const Args& a, std::string& why);
 // Whether the rows should run this kernel rather than the older f16 MMA one for a.N x a.K
-// (both supported): from M = 8 for Q4_0, M = 9 for the others (TC_QUANT_B32_MIN_M=m, A/B: from m,
-// 3..9);
-// TC_QUANT_B32_OLD_BELOW=n (A/B) sends M <= 16 with N * K <= n to the f16 MMA kernel
+// (both supported): from M = 8 for Q4_0, M = 9 for the others (TC_QUANT_B32_MIN_M=m, A/B: from
+// m, 3..9); TC_QUANT_B32_OLD_BELOW=n (A/B) sends M <= 16 with N * K <= n to the f16 MMA kernel
 // (docs/quant.md has the figures).
 TC_QUANT_LAUNCH bool mma_b32_preferred(const Args& a);
 // Where a CTA has at most 4 stages of K, queues the kernel alone (PDL when a.pdl), whose helper

@@ -35,9 +35,11 @@ double ns_per_call(int n, F&& f) {
 
 // The knobs the bulk GEMV's launcher reads per launch (gemv_quant_bulk.cu, trace header).
 const char* const kBulkKnobs[] = {
-    "TC_QUANT_BULK_CTAS",  "TC_QUANT_BULK_WARPS",  "TC_QUANT_BULK_SMEM_KB", "TC_QUANT_BULK_STAGES",
-    "TC_QUANT_BULK_FIRST", "TC_QUANT_BULK_RP",     "TC_QUANT_BULK_XREG",    "TC_QUANT_BULK_ABLATE",
-    "TC_QUANT_BULK_TRACE", "TC_QUANT_BULK_VERBOSE"};
+    "TC_QUANT_BULK_CTAS",    "TC_QUANT_BULK_WARPS",  "TC_QUANT_BULK_SMEM_KB",
+    "TC_QUANT_BULK_STAGES",  "TC_QUANT_BULK_FIRST",  "TC_QUANT_BULK_RP",
+    "TC_QUANT_BULK_XREG",    "TC_QUANT_BULK_ABLATE", "TC_QUANT_BULK_TRACE",
+    "TC_QUANT_BULK_VERBOSE", "TC_QUANT_BULK_DOT",    "TC_QUANT_BULK_PACE",
+    "TC_QUANT_BULK_XPAIRS",  "TC_QUANT_BULK_XCL",    "TC_QUANT_BULK_XCL_K"};
 
 volatile int g_sink;
 

@@ -7,7 +7,8 @@
 //   most 1-3 stages in flight (TC_QUANT_BULK_PACE; 2 by default at M = 1, Q4_0 / Q4_K), with
 //   and without its wait for X, and the earlier default (FIRST=4, no pacing): the same bits; X
 //   quantized by halves over 2-CTA clusters (TC_QUANT_BULK_XCL, by default Q8_0 above K =
-//   4096): the same codes, so the same bits, with the cluster path checked to be the one taken;
+//   4096): the same codes, so the same bits (which launches the host sends to the cluster path
+//   is checked on its own, BulkGemvClusterChoice);
 // - X-in-registers MMA (M <= 8, quant_mma_xreg.cu): the hoisted unit offsets against the earlier
 //   addressing (TC_QUANT_F16_HOIST=0), the producer waiting for X after 1 or 2 stages
 //   (TC_QUANT_F16_XFIRST; 2 by default, 0 the earlier form) or keeping 1-2 stages in flight
@@ -153,6 +154,12 @@ TEST(QuantCudaDecodeKnobs, BulkGemvClusterChoice) {
   EXPECT_EQ(cluster(TC_DTYPE_Q8_0, 2, 4096, 11008), 1);  // M = 1 only
   EXPECT_EQ(cluster(TC_DTYPE_Q4_0, 1, 4096, 11008), 1);
   EXPECT_EQ(cluster(TC_DTYPE_Q4_K, 1, 4096, 11008), 1);
+  setenv("TC_QUANT_BULK_CTAS", "2", 1);  // two CTAs per SM: one-CTA kernels only
+  EXPECT_EQ(cluster(TC_DTYPE_Q8_0, 1, 4096, 11008), 1);
+  unsetenv("TC_QUANT_BULK_CTAS");
+  setenv("TC_QUANT_BULK_WARPS", "8", 1);
+  EXPECT_EQ(cluster(TC_DTYPE_Q8_0, 1, 4096, 11008), 1);
+  unsetenv("TC_QUANT_BULK_WARPS");
   setenv("TC_QUANT_BULK_XCL", "1", 1);
   EXPECT_EQ(cluster(TC_DTYPE_Q8_0, 1, 4096, 11008), 1);
   setenv("TC_QUANT_BULK_XCL", "2", 1);
@@ -162,7 +169,9 @@ TEST(QuantCudaDecodeKnobs, BulkGemvClusterChoice) {
     EXPECT_EQ(cluster(w, 1, 40009, 256), 2) << w;
     EXPECT_EQ(cluster(w, 1, 3, 4096), 1) << w;  // one row tile: no second CTA for the cluster
   }
-  setenv("TC_QUANT_BULK_DOT", "0", 1);  // the earlier dots: one-CTA kernels only
+  EXPECT_EQ(cluster(TC_DTYPE_Q4_0, 1, 9, 4096), 2);  // stages of 8 rows: two tiles
+  EXPECT_EQ(cluster(TC_DTYPE_Q4_0, 1, 8, 4096), 1);  // one
+  setenv("TC_QUANT_BULK_DOT", "0", 1);               // the earlier dots: one-CTA kernels only
   EXPECT_EQ(cluster(TC_DTYPE_Q4_0, 1, 257, 4096), 1);
   unsetenv("TC_QUANT_BULK_DOT");
   unsetenv("TC_QUANT_BULK_XCL");

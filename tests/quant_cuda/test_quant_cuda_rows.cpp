@@ -110,8 +110,8 @@ TEST(QuantCuda, EveryRowMatchesFloat64) {
   // the staged q8 GEMV behind them and the q8 GEMV on Q4_K are checked in
   // test_quant_cuda_launchers, the f16 MMA's edge cases in test_quant_cuda_mma_f16.
   expect("cuda_gemv_bulk_q8_dp4a", fast);
-  expect("cuda_mma_bulk_f16_hmma", fast);  // up to M = 8
-  expect("cuda_mma_b32_f16_wgmma", fast);  // M 9..32
+  expect("cuda_mma_bulk_f16_hmma", fast);  // up to M = 8 (Q4_0: 7)
+  expect("cuda_mma_b32_f16_wgmma", fast);  // M 9..32 (Q4_0: 8..32)
   expect("cuda_gemv_q8_dp4a", {TC_DTYPE_Q4_0, TC_DTYPE_Q8_0});
   expect("cuda_gemv_staged_f32", {TC_DTYPE_Q4_0, TC_DTYPE_Q8_0});  // M = 1, K = 14336
   expect("cuda_gemv_quant_f32", fast);
