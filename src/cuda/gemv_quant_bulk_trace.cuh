@@ -9,6 +9,8 @@
 // launches 0-128 are the eager first step, 129-257 the graph's). Words: 0 CTA start, 1 after the
 // grid dependency wait, 2 X quantized, 3 the first stage landed (warp 0), 4 the last warp done, 5
 // the last copy issued, 6 SM id | tiles << 32, 7 the last stage landed (any warp).
+// scripts/trace_sum.py summarizes a trace per shape (the critical path of each launch, the
+// wait, X's quantization, the tail).
 #pragma once
 
 #include <cuda_runtime.h>

@@ -1,0 +1,125 @@
+#!/usr/bin/env python3
+"""Summarize a bulk-GEMV launch trace (TC_QUANT_BULK_TRACE=path, src/cuda/gemv_quant_bulk_trace.cuh).
+
+The trace holds, per traced launch (slot) and CTA, 8 global-timer words (ns): 0 CTA start, 1 after
+the grid dependency wait, 2 X quantized, 3 the first stage landed (warp 0), 4 the last warp done,
+5 the last copy issued, 6 SM id | tiles << 32, 7 the last stage landed. `path.txt` lists the
+launches ("N K grid format" per line). For a run of consecutive launches (by default the graph
+replay of `tc bench decode --batches 1 --formats F`: slots 129..257) this prints, per shape, the
+medians over its launches of:
+
+  crit      previous launch's last CTA end -> this launch's last CTA end (what a step pays)
+  wait      previous end -> median return of the grid dependency wait
+  xq        median time to quantize X after the wait
+  x_to_end  median X quantized -> last CTA end
+  land_end  median last stage landed -> CTA end (dots after the data is in)
+  start     this launch's first CTA start relative to the previous end (negative: PDL overlap)
+
+Times in microseconds. `--selftest` checks the arithmetic on a synthetic trace.
+"""
+import argparse
+import statistics
+import struct
+import sys
+import tempfile
+from pathlib import Path
+
+WORDS, CTAS, SLOTS = 8, 256, 1024  # kTraceWords, kTraceCtas, kTraceSlots
+
+
+def read_trace(path):
+    data = Path(path).read_bytes()
+    if len(data) != WORDS * CTAS * SLOTS * 8:
+        raise SystemExit(f"{path}: {len(data)} bytes, expected {WORDS * CTAS * SLOTS * 8}")
+    text = Path(str(path) + ".txt").read_text()
+    launches = [tuple(int(v) for v in line.split()) for line in text.splitlines() if line.strip()]
+    return data, launches
+
+
+def word(data, slot, cta, w):
+    return struct.unpack_from("<Q", data, ((slot * CTAS + cta) * WORDS + w) * 8)[0]
+
+
+def summarize(data, launches, first, count):
+    rows = {}
+    prev_end = None
+    for slot in range(first, min(first + count, len(launches))):
+        n, k, grid, _fmt = launches[slot]
+        cols = [[word(data, slot, c, w) for c in range(grid)] for w in range(8)]
+        if any(t == 0 for t in cols[0]):
+            print(f"slot {slot}: a CTA wrote no start (not traced)", file=sys.stderr)
+            continue
+        end = max(cols[4])
+        med = statistics.median
+        r = {
+            "crit": end - prev_end if prev_end else None,
+            "wait": med(cols[1]) - prev_end if prev_end else None,
+            "xq": med([b - a for a, b in zip(cols[1], cols[2])]),
+            "x_to_end": end - med(cols[2]),
+            "land_end": med([b - a for a, b in zip(cols[7], cols[4])]),
+            "start": min(cols[0]) - prev_end if prev_end else None,
+        }
+        rows.setdefault((n, k), []).append(r)
+        prev_end = end
+    out = {}
+    for shape, rs in rows.items():
+        out[shape] = {key: (statistics.median([r[key] for r in rs if r[key] is not None]) / 1000
+                            if any(r[key] is not None for r in rs) else float("nan"))
+                      for key in rs[0]}
+        out[shape]["n"] = len(rs)
+    return out
+
+
+def print_table(out):
+    keys = ["crit", "wait", "xq", "x_to_end", "land_end", "start"]
+    print(f"{'shape':>12} {'n':>3} " + " ".join(f"{k:>9}" for k in keys))
+    for (n, k), v in out.items():
+        print(f"{f'{n}x{k}':>12} {v['n']:>3} " + " ".join(f"{v[key]:9.2f}" for key in keys))
+
+
+def selftest():
+    # Two launches on 2 CTAs (other shapes): launch 1 ends at 10000 ns, launch 2's CTAs start at
+    # 9000 / 9500, wait returns at 10500 / 10700, X at 12000 / 12400, the last stage lands at
+    # 15000 / 15500, the CTAs end at 16000 / 17000.
+    buf = bytearray(WORDS * CTAS * SLOTS * 8)
+
+    def put(slot, cta, vals):
+        for w, v in enumerate(vals):
+            struct.pack_into("<Q", buf, ((slot * CTAS + cta) * WORDS + w) * 8, v)
+
+    put(0, 0, [1000, 1500, 3000, 3500, 9000, 2000, 0, 8000])
+    put(0, 1, [1000, 1500, 3000, 3500, 10000, 2000, 1, 8000])
+    put(1, 0, [9000, 10500, 12000, 12500, 16000, 9100, 0, 15000])
+    put(1, 1, [9500, 10700, 12400, 12900, 17000, 9600, 1, 15500])
+    with tempfile.TemporaryDirectory() as d:
+        p = Path(d) / "t.bin"
+        p.write_bytes(bytes(buf))
+        Path(str(p) + ".txt").write_text("4096 11008 2 0\n4096 4096 2 0\n")
+        out = summarize(*read_trace(p), 0, 2)
+    v = out[(4096, 4096)]
+    want = {"n": 1, "crit": 7.0, "wait": 0.6, "xq": 1.6, "x_to_end": 4.8, "land_end": 1.25,
+            "start": -1.0}
+    for key, w in want.items():
+        if abs(v[key] - w) > 1e-9:
+            raise SystemExit(f"selftest: {key} = {v[key]}, expected {w}")
+    print("trace_sum selftest passed")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("trace", nargs="?", help="the TC_QUANT_BULK_TRACE file (path.txt beside it)")
+    ap.add_argument("--first", type=int, default=129, help="first slot (default 129: the graph's)")
+    ap.add_argument("--count", type=int, default=129, help="launches (default 129: one 7B step)")
+    ap.add_argument("--selftest", action="store_true", help="check the arithmetic and exit")
+    a = ap.parse_args()
+    if a.selftest:
+        selftest()
+        return
+    if not a.trace:
+        ap.error("a trace file is needed (or --selftest)")
+    print_table(summarize(*read_trace(a.trace), a.first, a.count))
+
+
+if __name__ == "__main__":
+    main()
