@@ -220,8 +220,8 @@ inline bool is(Id id, const char* value) {
   const char* v = get(id);
   return v != nullptr && std::strcmp(v, value) == 0;
 }
-// The stamp of the values get() returns now: plans cached under it are replanned when a knob
-// (or anything else in the environment) changes.
+// The stamp of the values get() returns now: plans cached under it are replanned when a TC_*
+// variable, HOME or XDG_CACHE_HOME changes (the entries env_stamp watches).
 inline uint64_t stamp() {
   refresh_unless_scoped();
   return t_state.stamp;

@@ -63,7 +63,7 @@ struct Config {
   bool n16 = true;     // TC_QUANT_BULK_DOT=0: the earlier nibble dots (one-CTA M = 1 kernels)
   bool xpairs = true;  // TC_QUANT_BULK_XPAIRS=0: X in rounds of one item per thread
   int pace = 0;        // TC_QUANT_BULK_PACE=d: at most d stages in flight (0: no pacing)
-  int xcl = 1;         // 2: M = 1 with X quantized by halves over 2-CTA clusters ...
+  bool xcl = false;    // M = 1 with X quantized by halves over 2-CTA clusters ...
   int xcl_k = 0;       // ... where K > xcl_k
 };
 // A knob's integer value (core/knobs.h: read once per call inside the row's knobs::Scope).
@@ -124,7 +124,7 @@ Config config(int M, tc_dtype_t w) {
   // UTC: Q8_0 1.896-1.902 ms against 1.925; Q4_0 / Q4_K 1.212 / 1.329 against 1.207 / 1.330; at
   // every K (XCL_K=0) Q4_0 1.241, Q4_K 1.386, Q8_0 1.947 (docs/quant.md).
   const int xcl = env_int(knobs::kQuantBulkXcl, w == TC_DTYPE_Q8_0 ? 2 : 1);
-  c.xcl = c.warps == 16 && xcl == 2 ? 2 : 1;
+  c.xcl = c.warps == 16 && xcl == 2;
   c.xcl_k = env_int(knobs::kQuantBulkXclK, 4096);
   return c;
 }
@@ -163,7 +163,7 @@ Geo geometry(const Args& a, int mt, const Config& c) {
 // X by halves over 2-CTA clusters (Config::xcl): M = 1, one-CTA nibble-dot configurations, at
 // least one row tile per CTA of a cluster (every grid has whole clusters).
 bool use_xcl(const Args& a, const Config& c) {
-  if (a.M != 1 || c.ctas != 1 || c.xcl != 2 || !c.n16 || a.K <= c.xcl_k) return false;
+  if (a.M != 1 || c.ctas != 1 || !c.xcl || !c.n16 || a.K <= c.xcl_k) return false;
   const Geo g = geometry(a, 1, c);
   return g.R > 0 && (a.N + g.R - 1) / g.R >= 2;
 }
