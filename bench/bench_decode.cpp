@@ -61,8 +61,9 @@ struct Step {
 };
 
 // Queues one decode step for `batch` rows; returns false (message printed) on a launch error.
-bool queue_step(const Step& s, tc_dtype_t fmt, int batch, bool act8, const float* x, float* y,
-                void* work, size_t work_bytes, cudaStream_t st, std::set<std::string>* kernels) {
+bool queue_step(const Step& s, tc_dtype_t fmt, int batch, bool act8, tc_dtype_t xt, const void* x,
+                float* y, void* work, size_t work_bytes, cudaStream_t st,
+                std::set<std::string>* kernels) {
   for (size_t i = 0; i < s.w.size(); ++i) {
     kq::Args a;
     a.M = batch;
@@ -71,6 +72,7 @@ bool queue_step(const Step& s, tc_dtype_t fmt, int batch, bool act8, const float
     a.w_dtype = fmt;
     a.w = s.w[i].ptr();
     a.x = x;
+    a.x_dtype = xt;
     a.y = y;
     a.act8 = act8;
     a.pdl = true;  // the step's weights are written once, before the step
@@ -109,18 +111,18 @@ double graph_ms(cudaStream_t st, Queue queue, double seconds) {
 }
 
 // Median ms of one graph launch of the step, or -1.
-double time_step(const Step& s, tc_dtype_t fmt, int batch, bool act8, const float* x, float* y,
-                 const Buffer& work, cudaStream_t st, double seconds,
+double time_step(const Step& s, tc_dtype_t fmt, int batch, bool act8, tc_dtype_t xt, const void* x,
+                 float* y, const Buffer& work, cudaStream_t st, double seconds,
                  std::set<std::string>* kernels) {
   const size_t wb = tc_buffer_size(work.b);
   // One step outside the capture first: launch errors surface with their message, and the
   // launchers' one-time setup (shared-memory attributes, occupancy) happens outside it.
   std::set<std::string> ignored;
-  if (!queue_step(s, fmt, batch, act8, x, y, work.ptr(), wb, st, &ignored) ||
+  if (!queue_step(s, fmt, batch, act8, xt, x, y, work.ptr(), wb, st, &ignored) ||
       cudaStreamSynchronize(st) != cudaSuccess)
     return -1;
   return graph_ms(
-      st, [&] { return queue_step(s, fmt, batch, act8, x, y, work.ptr(), wb, st, kernels); },
+      st, [&] { return queue_step(s, fmt, batch, act8, xt, x, y, work.ptr(), wb, st, kernels); },
       seconds);
 }
 
@@ -188,6 +190,29 @@ size_t f16_work(kq::Args a, const std::vector<Shape>& shapes) {
   return most;
 }
 
+// The activation cells of a batch: X f32 kept f32 (exact kernels) and quantized to 8 bits on
+// the fly (q8 GEMVs, MMA kernels), then X given in f16 / bf16 (o.x), read natively by the
+// 8-bit-activation kernels (half the bytes of X per CTA).
+struct XCell {
+  const char* label;
+  bool act8;
+  tc_dtype_t xt;
+};
+std::vector<XCell> x_cells(const DecodeBenchOptions& o) {
+  std::vector<XCell> cells;
+  for (const std::string& x : o.x) {
+    if (x == "f32") {
+      cells.push_back({"f32", false, TC_DTYPE_F32});
+      cells.push_back({"q8", true, TC_DTYPE_F32});
+    } else if (x == "f16") {
+      cells.push_back({"f16-q8", true, TC_DTYPE_F16});
+    } else if (x == "bf16") {
+      cells.push_back({"bf16-q8", true, TC_DTYPE_BF16});
+    }
+  }
+  return cells;
+}
+
 }  // namespace
 
 tc_dtype_t quant_format_from_name(const std::string& name) {
@@ -231,7 +256,7 @@ nlohmann::json run_decode_bench(tc_context_t* ctx, const DecodeBenchOptions& o) 
              o.layers);
   fmt::print("copy bandwidth {:.0f} GB/s (cudaMemcpy D2D of 1 GiB, bytes read + written)\n\n",
              copy);
-  fmt::print("{:>6} | {:>5} | {:>3} | {:>8} | {:>8} | {:>7} | {:>6} | kernels\n", "format", "batch",
+  fmt::print("{:>6} | {:>5} | {:>6} | {:>8} | {:>8} | {:>7} | {:>6} | kernels\n", "format", "batch",
              "x", "ms/step", "tok/s", "GB/s", "% copy");
   for (const std::string& name : o.formats) {
     const tc_dtype_t f = quant_format_from_name(name);
@@ -240,12 +265,13 @@ nlohmann::json run_decode_bench(tc_context_t* ctx, const DecodeBenchOptions& o) 
       for (const Shape& sh : kLayer) s.shape.push_back(sh);
     s.shape.push_back(kHead);
     // work: X as int8 / f16 for the MMA bulk kernels (the largest K at batch 32).
-    Buffer x, y, work;
+    Buffer x, xh, y, work;
     kq::Args wa;
     wa.M = kMaxBatch;
     wa.K = 11008;
     wa.w_dtype = f;
     bool ok = alloc(ctx, size_t(kMaxBatch) * 11008 * 4, &x) &&
+              alloc(ctx, size_t(kMaxBatch) * 11008 * 2, &xh) &&
               alloc(ctx, size_t(kMaxBatch) * kHead.N * 4, &y) &&
               alloc(ctx, std::max(kq::mma_bulk_work_bytes(wa), f16_work(wa, s.shape)), &work);
     for (size_t i = 0; ok && i < s.shape.size(); ++i) {
@@ -263,22 +289,27 @@ nlohmann::json run_decode_bench(tc_context_t* ctx, const DecodeBenchOptions& o) 
       fmt::print(stderr, "tc bench decode: {}: setup failed: {}\n", name, tc_last_error_message());
       continue;
     }
-    for (int batch : o.batches) {
-      // x f32 (exact kernels), and x quantized to 8 bits on the fly (q8 GEMVs, int8 MMA).
-      for (bool act8 : {false, true}) {
+    for (const XCell& c : x_cells(o)) {
+      const void* xp = x.ptr();
+      if (c.xt != TC_DTYPE_F32) {  // the same shape of X in half precision (fresh values)
+        if (fill_random(xh.ptr(), c.xt, size_t(kMaxBatch) * 11008, 7, st) != cudaSuccess) continue;
+        xp = xh.ptr();
+      }
+      for (int batch : o.batches) {
         std::set<std::string> kernels;
-        const double ms = time_step(s, f, batch, act8, static_cast<const float*>(x.ptr()),
-                                    static_cast<float*>(y.ptr()), work, st, o.seconds, &kernels);
+        const double ms = time_step(s, f, batch, c.act8, c.xt, xp, static_cast<float*>(y.ptr()),
+                                    work, st, o.seconds, &kernels);
         const double gbps = ms > 0 ? double(s.weight_bytes) / (ms * 1e-3) / 1e9 : 0;
         const double tok = ms > 0 ? batch * 1e3 / ms : 0.0;
         std::string ks;
         for (const auto& k : kernels) ks += (ks.empty() ? "" : " ") + k;
-        fmt::print("{:>6} | {:>5} | {:>3} | {:>8.3f} | {:>8.1f} | {:>7.0f} | {:>5.1f}% | {}\n",
-                   name, batch, act8 ? "q8" : "f32", ms, tok, gbps,
-                   copy > 0 ? 100 * gbps / copy : 0.0, ks);
+        if (ms < 0) ks = "not run: " + std::string(tc_last_error_message());
+        fmt::print("{:>6} | {:>5} | {:>6} | {:>8.3f} | {:>8.1f} | {:>7.0f} | {:>5.1f}% | {}\n",
+                   name, batch, c.label, ms, tok, gbps, copy > 0 ? 100 * gbps / copy : 0.0, ks);
         doc["cells"].push_back({{"format", name},
                                 {"batch", batch},
-                                {"act8", act8},
+                                {"act8", c.act8},
+                                {"x", c.label},
                                 {"ms", ms},
                                 {"tok_s", tok},
                                 {"gbps", gbps},
@@ -323,7 +354,8 @@ nlohmann::json run_decode_bench(tc_context_t* ctx, const DecodeBenchOptions& o) 
     }
     uint64_t live = 0, held = 0, peak = 0;
     tc_context_memory_stats(ctx, &live, &held, &peak);
-    const double act = double(tc_buffer_size(x.b) + tc_buffer_size(y.b) + tc_buffer_size(work.b));
+    const double act = double(tc_buffer_size(x.b) + tc_buffer_size(xh.b) + tc_buffer_size(y.b) +
+                              tc_buffer_size(work.b));
     const double limit = 1.05 * double(s.weight_bytes) + act;
     fmt::print(
         "{:>6}   peak device memory {:.3f} GB: weights {:.3f} GB + activations {:.1f} MB "
@@ -334,6 +366,7 @@ nlohmann::json run_decode_bench(tc_context_t* ctx, const DecodeBenchOptions& o) 
     doc["memory"][name] = {{"peak", peak}, {"weights", s.weight_bytes}, {"activations", act}};
     s.w.clear();
     x.reset();
+    xh.reset();
     y.reset();
     work.reset();
     tc_context_trim(ctx);

@@ -14,6 +14,9 @@ namespace tc::bench {
 struct DecodeBenchOptions {
   std::vector<std::string> formats{"q4_0", "q8_0", "q4_k"};
   std::vector<int> batches{1, 2, 4, 8, 16, 32};
+  // Activation types: "f32" (X f32, exact and 8-bit cells), "f16", "bf16" (X in half
+  // precision, 8-bit cells).
+  std::vector<std::string> x{"f32", "f16"};
   int layers = 32;
   double seconds = 0.3;  // GPU time per cell
 };

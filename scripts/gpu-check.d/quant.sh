@@ -21,29 +21,34 @@ if [[ ! -x $TC ]]; then
   echo "quant: $TC was not built"
   exit 0
 fi
-timeout 45 "$TC" bench decode --device cuda --batches 1,8,32 --seconds 0.1 \
+timeout 75 "$TC" bench decode --device cuda --batches 1,8,32 --seconds 0.1 \
   --json "$OUT/quant_decode.json" > "$OUT/quant_decode.txt" 2>&1
 rc=$?
-cat "$OUT/quant_decode.txt" | head -40
+cat "$OUT/quant_decode.txt" | head -60
 [[ $rc -ne 0 ]] && echo "tc bench decode exit $rc (124 = timed out)"
 # The issue's decode targets, from the JSON: Q4_0 batch 1 >= 900 tok/s; step time of batch 8
-# <= 1.3x and batch 32 <= 2x that of batch 1 (best x mode per batch).
+# <= 1.3x and batch 32 <= 2x that of batch 1 (best x mode per batch), per activation type given
+# (X f32: the exact and 8-bit cells; X f16 / bf16: their 8-bit cells).
 python3 - "$OUT/quant_decode.json" <<'PY' 2>/dev/null || echo "quant: no decode JSON"
 import json, sys
 cells = json.load(open(sys.argv[1]))["cells"]
-for fmt in ("q4_0", "q8_0", "q4_k"):
-    best = {}
-    for c in cells:
-        if c["format"] == fmt and c["ms"] > 0:
-            best[c["batch"]] = min(best.get(c["batch"], 1e9), c["ms"])
-    if 1 not in best:
-        continue
-    line = f"quant target {fmt}: batch 1 {1e3 / best[1]:.0f} tok/s"
-    for b, lim in ((8, 1.3), (32, 2.0)):
-        if b in best:
-            r = best[b] / best[1]
-            line += f"; batch {b} {r:.2f}x batch 1 ({'ok' if r <= lim else 'over'} {lim}x)"
-    print(line + (" (>= 900 tok/s: " + ("ok" if 1e3 / best[1] >= 900 else "not yet") + ")" if fmt == "q4_0" else ""))
+def xclass(c):
+    x = c.get("x", "q8" if c.get("act8") else "f32")
+    return "f32" if x in ("f32", "q8") else x.split("-")[0]
+for xc in ("f32", "f16", "bf16"):
+    for fmt in ("q4_0", "q8_0", "q4_k"):
+        best = {}
+        for c in cells:
+            if c["format"] == fmt and c["ms"] > 0 and "api" not in c and xclass(c) == xc:
+                best[c["batch"]] = min(best.get(c["batch"], 1e9), c["ms"])
+        if 1 not in best:
+            continue
+        line = f"quant target {fmt} (X {xc}): batch 1 {1e3 / best[1]:.0f} tok/s"
+        for b, lim in ((8, 1.3), (32, 2.0)):
+            if b in best:
+                r = best[b] / best[1]
+                line += f"; batch {b} {r:.2f}x batch 1 ({'ok' if r <= lim else 'over'} {lim}x)"
+        print(line + (" (>= 900 tok/s: " + ("ok" if 1e3 / best[1] >= 900 else "not yet") + ")" if fmt == "q4_0" else ""))
 PY
 timeout 35 "$TC" bench quant --device cuda --ms 1,8,32 --seconds 0.05 \
   --json "$OUT/quant_kernels.json" > "$OUT/quant_kernels.txt" 2>&1

@@ -1,7 +1,7 @@
-// Decode GEMV, M <= 4, 8-bit activations, Q4_0 / Q8_0 / Q4_K with K % 256 == 0 (row bytes a
-// multiple of 16): weights streamed by 1-D bulk copies through a ring of shared-memory stages
-// (quant_bulk.cuh), decoded from shared memory with conflict-free loads, dp4a dots
-// (gemv_quant_bulk_units.cuh; quant_kernels.h: launch_gemv_bulk).
+// Decode GEMV, M <= 4, 8-bit activations (X given as f32, f16 or bf16), Q4_0 / Q8_0 / Q4_K with
+// K % 256 == 0 (row bytes a multiple of 16): weights streamed by 1-D bulk copies through a ring of
+// shared-memory stages (quant_bulk.cuh), decoded from shared memory with conflict-free loads, dp4a
+// dots (gemv_quant_bulk_units.cuh; quant_kernels.h: launch_gemv_bulk).
 //
 // Why: the older GEMVs let each lane load its own 18/34/144-byte block with small loads, so the
 // L1/LSU passes, not HBM, set the rate (40-63% of the copy bandwidth). Here one producer lane
@@ -187,6 +187,11 @@ tc_status_t prepare(const void* kernel, bool two_ctas) {
   return TC_SUCCESS;
 }
 
+// X's element type as the kernel takes it (gemv_bulk_supports admits only these three).
+int x_kind(tc_dtype_t t) {
+  return t == TC_DTYPE_F16 ? kXF16 : t == TC_DTYPE_BF16 ? kXBF16 : kXF32;
+}
+
 template <int FMT, int MT, int CW, int MINB, int XR = 0, bool N16 = true, int XC = 1>
 tc_status_t launch_fmt(const Args& a, const Config& c, cudaStream_t s) {
   auto* kernel = bulk_gemv_kernel<FMT, MT, CW, MINB, XR, N16, XC>;
@@ -222,11 +227,10 @@ tc_status_t launch_fmt(const Args& a, const Config& c, cudaStream_t s) {
           FMT, a.M, a.N, a.K, CW, MINB, XR, int(N16), g.R, g.RP, g.S, c.first, g.stage, g.smem,
           blocks_per_sm(reinterpret_cast<const void*>(kernel), kThreadsOf<CW>, g.smem), XC, grid);
   }
-  const cudaError_t e =
-      launch_ex(kernel, dim3(unsigned(grid)), dim3(kThreadsOf<CW>), g.smem, s, XC, a.pdl,
-                static_cast<const uint8_t*>(a.w), static_cast<const float*>(a.x), a.y, a.M, a.N,
-                a.K, uint32_t(w_row_bytes(a)), g.R, g.RP, g.S, c.first > 0 ? c.first : -1, c.pace,
-                ablate, int(c.xpairs), trace);
+  const cudaError_t e = launch_ex(kernel, dim3(unsigned(grid)), dim3(kThreadsOf<CW>), g.smem, s, XC,
+                                  a.pdl, static_cast<const uint8_t*>(a.w), a.x, x_kind(a.x_dtype),
+                                  a.y, a.M, a.N, a.K, uint32_t(w_row_bytes(a)), g.R, g.RP, g.S,
+                                  c.first > 0 ? c.first : -1, c.pace, ablate, int(c.xpairs), trace);
   return e == cudaSuccess ? launched("quant bulk gemv kernel launch")
                           : cuda_fail(e, "quant bulk gemv kernel launch");
 }
@@ -252,7 +256,8 @@ tc_status_t launch_m(const Args& a, cudaStream_t s) {
 }  // namespace
 
 bool gemv_bulk_supports(const Args& a, std::string& why) {
-  if (a.x_dtype != TC_DTYPE_F32) return (why = "x must be f32", false);
+  if (a.x_dtype != TC_DTYPE_F32 && a.x_dtype != TC_DTYPE_F16 && a.x_dtype != TC_DTYPE_BF16)
+    return (why = "x must be f32, f16 or bf16", false);
   if (a.w_dtype != TC_DTYPE_Q4_0 && a.w_dtype != TC_DTYPE_Q8_0 && a.w_dtype != TC_DTYPE_Q4_K)
     return (why = "formats Q4_0, Q8_0, Q4_K only", false);
   if (a.M < 1 || a.M > kMaxM) return (why = "M > 4", false);

@@ -46,7 +46,7 @@ enum Ablate { kFull = 0, kChainOnly = 1, kStreamOnly = 2, kNoXQuant = 3 };
 // of once per CTA (132 copies of X share L2's bandwidth with the weight stream).
 template <int FMT, int MT, int kCW, int kMinBlocks, int XR, bool N16 = true, int XC = 1>
 __global__ void __launch_bounds__(kThreadsOf<kCW>, kMinBlocks)
-    bulk_gemv_kernel(const uint8_t* __restrict__ W, const float* __restrict__ X,
+    bulk_gemv_kernel(const uint8_t* __restrict__ W, const void* __restrict__ X, int xk,
                      float* __restrict__ Y, int M, int N, int K, uint32_t rb, int R, int RP, int S,
                      int first, int pace, int ablate, int xpairs, unsigned long long* trace) {
   static_assert(XC == 1 || (XC == 2 && MT == 1), "X by halves: pairs of CTAs, M = 1 only");
@@ -113,7 +113,7 @@ __global__ void __launch_bounds__(kThreadsOf<kCW>, kMinBlocks)
     const uint32_t rank = tile::cluster_ctarank();
     bulk::cluster_wait();
     if (ablate != kStreamOnly && ablate != kNoXQuant)
-      quantize_x(X, M, K, U, kCW * 32, xq, xm, xpairs != 0, 4 * (U * int(rank) / 2),
+      quantize_x(X, xk, M, K, U, kCW * 32, xq, xm, xpairs != 0, 4 * (U * int(rank) / 2),
                  4 * (U * int(rank + 1) / 2), bulk::remote(xq, rank ^ 1u),
                  bulk::remote(xm, rank ^ 1u));
     // Each thread releases its stores into the peer (the producer is not waited for). Past the
@@ -123,7 +123,7 @@ __global__ void __launch_bounds__(kThreadsOf<kCW>, kMinBlocks)
     bulk::wait_cluster(xpeer, 0);
   } else {
     if (ablate != kStreamOnly && ablate != kNoXQuant)
-      quantize_x(X, M, K, U, kCW * 32, xq, xm, xpairs != 0);
+      quantize_x(X, xk, M, K, U, kCW * 32, xq, xm, xpairs != 0);
     bulk::sync_consumers(kCW * 32);
   }
   if (threadIdx.x == 0) bulk::bar_arrive(xready);

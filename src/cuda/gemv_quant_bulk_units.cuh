@@ -167,19 +167,39 @@ struct XItem {
   float4 v[4];
   float amax;
 };
-__device__ __forceinline__ void x_load(const float* __restrict__ X, int K, int U, int total, int i,
-                                       XItem& it) {
+// X's element type (a kernel argument, uniform: no more instances): f32, or f16 / bf16, which
+// are widened to f32 exactly as loaded, so the codes are those of the f32 path on the widened X
+// (half the bytes of X cross from L2 to each CTA).
+enum XKind { kXF32 = 0, kXF16 = 1, kXBF16 = 2 };
+__device__ __forceinline__ float half_bits_to_f32(uint32_t h, int xk) {
+  return xk == kXBF16 ? __uint_as_float(h << 16) : h2f(uint16_t(h));
+}
+__device__ __forceinline__ float4 halves_to_f32(uint32_t a, uint32_t b, int xk) {
+  return make_float4(half_bits_to_f32(a & 0xFFFFu, xk), half_bits_to_f32(a >> 16, xk),
+                     half_bits_to_f32(b & 0xFFFFu, xk), half_bits_to_f32(b >> 16, xk));
+}
+__device__ __forceinline__ void x_load(const void* __restrict__ X, int xk, int K, int U, int total,
+                                       int i, XItem& it) {
   it.amax = 0.0f;
 #pragma unroll
   for (int e = 0; e < 4; ++e) it.v[e] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
   if (i >= total) return;
   const int j = i & 3, u = (i >> 2) % U, m = (i >> 2) / U;
-  const float4* src = reinterpret_cast<const float4*>(X + size_t(m) * K + 64 * u + 16 * j);
+  const size_t at = size_t(m) * K + 64 * u + 16 * j;  // the item's first element
+  if (xk == kXF32) {
+    const float4* src = reinterpret_cast<const float4*>(static_cast<const float*>(X) + at);
 #pragma unroll
-  for (int e = 0; e < 4; ++e) {
-    it.v[e] = __ldg(src + e);
-    it.amax = fmaxf(it.amax, amax4(it.v[e]));
+    for (int e = 0; e < 4; ++e) it.v[e] = __ldg(src + e);
+  } else {  // 16 halves: two 16-byte loads
+    const uint4* src = reinterpret_cast<const uint4*>(static_cast<const uint16_t*>(X) + at);
+    const uint4 a = __ldg(src), b = __ldg(src + 1);
+    it.v[0] = halves_to_f32(a.x, a.y, xk);
+    it.v[1] = halves_to_f32(a.z, a.w, xk);
+    it.v[2] = halves_to_f32(b.x, b.y, xk);
+    it.v[3] = halves_to_f32(b.z, b.w, xk);
   }
+#pragma unroll
+  for (int e = 0; e < 4; ++e) it.amax = fmaxf(it.amax, amax4(it.v[e]));
 }
 // All lanes of the warp call it (shuffles); lanes with i >= total store nothing. peer_xq /
 // peer_xm (shared::cluster addresses; 0: none, never a real one since dynamic shared memory
@@ -214,7 +234,7 @@ __device__ __forceinline__ void x_store(const XItem& it, int U, int total, int i
 // behind the weight copies in flight (docs/quant.md). The codes are the same either way.
 // Items [i0, i1) only (multiples of 4: a unit's four lanes), also stored into a peer's X where
 // peer_xq / peer_xm are given (the CTAs of a cluster quantize a part each).
-__device__ __forceinline__ void quantize_x(const float* __restrict__ X, int M, int K, int U,
+__device__ __forceinline__ void quantize_x(const void* __restrict__ X, int xk, int M, int K, int U,
                                            int threads, int4* xq, int4* xm, bool pairs = true,
                                            int i0 = 0, int i1 = -1, uint32_t peer_xq = 0,
                                            uint32_t peer_xm = 0) {
@@ -222,8 +242,8 @@ __device__ __forceinline__ void quantize_x(const float* __restrict__ X, int M, i
   const int tid = int(threadIdx.x), step = pairs && total - i0 > threads ? 2 * threads : threads;
   for (int i = i0; i < total; i += step) {
     XItem a, b;
-    x_load(X, K, U, total, i + tid, a);
-    if (step > threads) x_load(X, K, U, total, i + threads + tid, b);
+    x_load(X, xk, K, U, total, i + tid, a);
+    if (step > threads) x_load(X, xk, K, U, total, i + threads + tid, b);
     x_store(a, U, total, i + tid, xq, xm, peer_xq, peer_xm);
     if (step > threads) x_store(b, U, total, i + threads + tid, xq, xm, peer_xq, peer_xm);
   }

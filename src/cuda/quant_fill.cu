@@ -9,6 +9,10 @@
 #include "cuda/quant_launch.cuh"
 #include "cuda/quant_mma_b32.h"
 
+namespace tc {
+void set_error_message(std::string message);  // core/error.h (its fmt does not build under nvcc)
+}
+
 namespace tc::cuda::quant {
 namespace {
 
@@ -46,21 +50,22 @@ __global__ void fill_kernel(uint8_t* w, size_t blocks, int fmt, uint64_t seed) {
   }
 }
 
-// f16 -> f32, one element per thread of a grid-stride loop.
-__global__ void f16_to_f32_kernel(const __half* __restrict__ x, float* __restrict__ y, size_t n) {
+// f16 / bf16 -> f32, one element per thread of a grid-stride loop.
+__global__ void half_to_f32_kernel(const uint16_t* __restrict__ x, bool bf16, float* __restrict__ y,
+                                   size_t n) {
   for (size_t i = size_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
        i += size_t(gridDim.x) * blockDim.x)
-    y[i] = __half2float(x[i]);
+    y[i] = bf16 ? __uint_as_float(uint32_t(x[i]) << 16) : __half2float(__ushort_as_half(x[i]));
 }
 
 }  // namespace
 
-tc_status_t launch_convert_f16_f32(const void* x, float* y, size_t n, void* stream) {
+tc_status_t launch_convert_half_f32(const void* x, bool bf16, float* y, size_t n, void* stream) {
   if (n == 0) return TC_SUCCESS;
   const unsigned grid = unsigned(std::min<size_t>((n + 255) / 256, 4096));
-  f16_to_f32_kernel<<<grid, 256, 0, static_cast<cudaStream_t>(stream)>>>(
-      static_cast<const __half*>(x), y, n);
-  return launched("quant f16-to-f32 activation conversion launch");
+  half_to_f32_kernel<<<grid, 256, 0, static_cast<cudaStream_t>(stream)>>>(
+      static_cast<const uint16_t*>(x), bf16, y, n);
+  return launched("quant half-to-f32 activation conversion launch");
 }
 
 tc_status_t launch_fill_random_blocks(tc_dtype_t format, void* w, int64_t rows, int64_t k,
@@ -109,8 +114,15 @@ tc_status_t launch_decode(const Args& a, void* stream, const char** name) {
   } else if (mma_supports(a, why)) {
     row = "cuda_mma_quant_batch";
     st = launch_mma(a, stream);
-  } else {
+  } else if (a.x_dtype == TC_DTYPE_F32 || a.x_dtype == TC_DTYPE_I8) {
     st = launch_v1(a, stream);
+  } else {  // half-precision X: only the 8-bit-activation kernels above read it natively
+    row = "none";
+    set_error_message("x_dtype = " + std::to_string(int(a.x_dtype)) +
+                      " is read natively only by the 8-bit-activation kernels (act8 = " +
+                      std::to_string(int(a.act8)) + ", M = " + std::to_string(a.M) +
+                      ", K = " + std::to_string(a.K) + "); the public calls widen it to f32");
+    st = TC_ERROR_NOT_SUPPORTED;
   }
   if (name != nullptr) *name = row;
   return st;

@@ -139,8 +139,10 @@ TC_QUANT_LAUNCH tc_status_t launch_prefill_q4_wgmma(const Args& a, const void* x
 // (optional) gets the row's name.
 TC_QUANT_LAUNCH tc_status_t launch_decode(const Args& a, void* stream, const char** name);
 
-// f16 activations widened to f32 (n elements, any alignment), on `stream`.
-TC_QUANT_LAUNCH tc_status_t launch_convert_f16_f32(const void* x, float* y, size_t n, void* stream);
+// Half-precision activations (f16, or bf16 where `bf16`) widened to f32 (n elements, any
+// alignment), on `stream`.
+TC_QUANT_LAUNCH tc_status_t launch_convert_half_f32(const void* x, bool bf16, float* y, size_t n,
+                                                    void* stream);
 
 // Benchmark data: `rows` rows of `k` weights of a block format with random quants and fp16
 // scales in [0.01, 0.02) (the mins of Q4_K too), a hash of (seed, byte index): valid blocks

@@ -68,7 +68,7 @@ tc_status_t stream_scratch(const tc::quant::MatmulProblem& p, size_t bytes,
   return static_cast<CudaDevice&>(*p.ctx->impl).workspace(p.stream, bytes, ws);
 }
 
-// A row that keeps scratch in the stream's workspace, split in two so that run_f16_x can put
+// A row that keeps scratch in the stream's workspace, split in two so that run_half_x can put
 // the widened X in the same workspace: how many bytes `p` needs, and the launch with them.
 struct WorkRow {
   tc_status_t (*run)(const tc::quant::MatmulProblem& p);
@@ -332,7 +332,23 @@ tc_status_t v1_run(const tc::quant::MatmulProblem& p) {
   return kq::launch_v1(args(p), p.stream);
 }
 
-tc_status_t run_f16_x(const tc::quant::MatmulProblem& p, const tc::quant::MatmulRow* row) {
+namespace {
+
+// Whether `row` (picked for f32 X) reads p's half-precision X itself: its checks, run on p as
+// it is, accept it (each launcher's *_supports names the X types it reads).
+bool reads_half_x(const tc::quant::MatmulProblem& p, const tc::quant::MatmulRow* row) {
+  std::string why;
+  if (row->run == gemv_bulk_run) return gemv_bulk_can_run(p, why);
+  if (row->run == mma_f16_run) return mma_f16_can_run(p, why);
+  if (row->run == mma_bulk_run) return mma_bulk_can_run(p, why);
+  return false;
+}
+
+}  // namespace
+
+tc_status_t run_half_x(const tc::quant::MatmulProblem& p, const tc::quant::MatmulRow* row) {
+  if (reads_half_x(p, row)) return row->run(p);
+  const bool bf16 = p.d.x_dtype == TC_DTYPE_BF16;
   const size_t n = size_t(p.d.M) * p.d.K;
   tc::quant::MatmulProblem p32 = p;
   p32.d.x_dtype = TC_DTYPE_F32;
@@ -342,7 +358,7 @@ tc_status_t run_f16_x(const tc::quant::MatmulProblem& p, const tc::quant::Matmul
   if (row->run == prefill_f16_run || row->run == prefill_f32_run) {
     Scratch x{p.ctx, p.stream};
     TC_TRY(p.ctx->impl->alloc(n * 4, &x.ptr));
-    TC_TRY(kq::launch_convert_f16_f32(p.x, static_cast<float*>(x.ptr), n, p.stream));
+    TC_TRY(kq::launch_convert_half_f32(p.x, bf16, static_cast<float*>(x.ptr), n, p.stream));
     p32.x = x.ptr;
     return row->run(p32);
   }
@@ -353,7 +369,7 @@ tc_status_t run_f16_x(const tc::quant::MatmulProblem& p, const tc::quant::Matmul
   const size_t row_bytes = wr != nullptr ? wr->bytes(p32) : 0;
   CudaDevice::Workspace ws;
   TC_TRY(stream_scratch(p, x_bytes + row_bytes, &ws));
-  TC_TRY(kq::launch_convert_f16_f32(p.x, static_cast<float*>(ws.ptr), n, p.stream));
+  TC_TRY(kq::launch_convert_half_f32(p.x, bf16, static_cast<float*>(ws.ptr), n, p.stream));
   p32.x = ws.ptr;
   if (wr == nullptr) return row->run(p32);
   return wr->launch(p32, row_bytes > 0 ? static_cast<uint8_t*>(ws.ptr) + x_bytes : nullptr,

@@ -38,11 +38,13 @@ tc_status_t prefill_f32_run(const tc::quant::MatmulProblem& p);
 bool v1_can_run(const tc::quant::MatmulProblem& p, std::string& why);
 tc_status_t v1_run(const tc::quant::MatmulProblem& p);
 
-// f16 activations (not a table row): X widened to f32 on p.stream, then `row` (picked for f32
-// X) runs on it. The widened X sits in the stream's workspace beside the row's own scratch (no
+// Half-precision activations (f16, bf16; not a table row) for `row`, picked for f32 X: the
+// 8-bit-activation rows whose kernels read half X themselves run on it as it is (the bulk GEMV;
+// the MMA rows where their launchers accept it); for any other row X is widened to f32 on
+// p.stream first. The widened X sits in the stream's workspace beside the row's own scratch (no
 // allocation, no wait: queued and capturable like the f32 call), except for the two
 // dequantize-then-GEMM prefill rows, which allocate and wait anyway.
-tc_status_t run_f16_x(const tc::quant::MatmulProblem& p, const tc::quant::MatmulRow* row);
+tc_status_t run_half_x(const tc::quant::MatmulProblem& p, const tc::quant::MatmulRow* row);
 
 }  // namespace tc::cuda::quant_rows
 

@@ -23,6 +23,10 @@ namespace {
 // Every bit of tc_quant_matmul_desc.flags that tc.h defines.
 constexpr uint32_t kKnownFlags = TC_QUANT_WEIGHTS_CONSTANT;
 
+bool is_half(tc_dtype_t t) {
+  return t == TC_DTYPE_F16 || t == TC_DTYPE_BF16;
+}
+
 tc_status_t check_buffer(const tc_context_t* ctx, const tc_buffer_t* b, const char* name,
                          size_t need) {
   if (b == nullptr) return fail(TC_ERROR_NULL_POINTER, "{} is NULL", name);
@@ -53,10 +57,9 @@ tc_status_t validate(tc_context_t* ctx, const tc_quant_matmul_desc* d, tc_buffer
     return fail(TC_ERROR_INVALID_SHAPE, "desc K = {} is not a multiple of the {} block size {}",
                 d->K, f->name, f->block_elems);
   }
-  if (d->x_dtype != TC_DTYPE_F32 && d->x_dtype != TC_DTYPE_F16 &&
-      !(d->x_dtype == TC_DTYPE_I8 && w_i8)) {
+  if (d->x_dtype != TC_DTYPE_F32 && !is_half(d->x_dtype) && !(d->x_dtype == TC_DTYPE_I8 && w_i8)) {
     return fail(TC_ERROR_UNSUPPORTED_DTYPE,
-                "desc x_dtype = {} is not supported (F32, F16, or I8 with I8 weights)",
+                "desc x_dtype = {} is not supported (F32, F16, BF16, or I8 with I8 weights)",
                 static_cast<int>(d->x_dtype));
   }
   if (d->y_dtype != TC_DTYPE_F32) {
@@ -81,7 +84,7 @@ tc_status_t validate(tc_context_t* ctx, const tc_quant_matmul_desc* d, tc_buffer
   } else if (S != nullptr) {
     return fail(TC_ERROR_INVALID_VALUE, "w_scales must be NULL for {} weights", f->name);
   }
-  const size_t x_size = d->x_dtype == TC_DTYPE_I8 ? 1 : d->x_dtype == TC_DTYPE_F16 ? 2 : 4;
+  const size_t x_size = d->x_dtype == TC_DTYPE_I8 ? 1 : is_half(d->x_dtype) ? 2 : 4;
   TC_TRY(check_buffer(ctx, X, "X", M * K * x_size));
   TC_TRY(check_buffer(ctx, Y, "Y", M * N * sizeof(float)));
   p->d = *d;
@@ -93,26 +96,31 @@ tc_status_t validate(tc_context_t* ctx, const tc_quant_matmul_desc* d, tc_buffer
   return TC_SUCCESS;
 }
 
-// The problem as the rows see it: f16 X is served by the f32 rows after a widening pass.
+// The problem as the rows are picked for it: half-precision X (f16, bf16) is served by the f32
+// rows, natively where a CUDA row reads it (quant_rows.h: run_half_x), else after a widening pass.
 q::MatmulProblem as_f32_x(const q::MatmulProblem& p) {
   q::MatmulProblem p32 = p;
-  if (p32.d.x_dtype == TC_DTYPE_F16) p32.d.x_dtype = TC_DTYPE_F32;
+  if (is_half(p32.d.x_dtype)) p32.d.x_dtype = TC_DTYPE_F32;
   return p32;
 }
 
-// Runs `row`, picked for as_f32_x(p); f16 X is widened to f32 first, in stream order (CPU: a
-// host copy; CUDA: a kernel into the stream's workspace, quant_rows.h). A row that accepts X
-// accepts the widened copy too: it is at least as aligned.
+// Runs `row`, picked for as_f32_x(p); half-precision X is read as it is by the CUDA rows that
+// can, else widened to f32 first, in stream order (CPU: a host copy; CUDA: a kernel into the
+// stream's workspace, quant_rows.h). A row that accepts X accepts the widened copy too: it is at
+// least as aligned.
 tc_status_t execute(const q::MatmulProblem& p, const q::MatmulRow* row) {
-  if (p.d.x_dtype != TC_DTYPE_F16) return row->run(p);
+  if (!is_half(p.d.x_dtype)) return row->run(p);
 #ifdef TC_CUDA_HAVE_QUANT
-  if (p.ctx->device == TC_DEVICE_CUDA) return tc::cuda::quant_rows::run_f16_x(p, row);
+  if (p.ctx->device == TC_DEVICE_CUDA) return tc::cuda::quant_rows::run_half_x(p, row);
 #endif
-  if (p.ctx->device != TC_DEVICE_CPU)
-    return fail(TC_ERROR_NOT_SUPPORTED, "f16 activations on this device need the CUDA quant rows");
+  if (p.ctx->device != TC_DEVICE_CPU) {
+    return fail(TC_ERROR_NOT_SUPPORTED,
+                "half-precision activations on this device need the CUDA quant rows");
+  }
   std::vector<float> x(size_t(p.d.M) * p.d.K);
   const auto* h = static_cast<const uint16_t*>(p.x);
-  for (size_t i = 0; i < x.size(); ++i) x[i] = tc::f16_to_f32(h[i]);
+  const bool bf16 = p.d.x_dtype == TC_DTYPE_BF16;
+  for (size_t i = 0; i < x.size(); ++i) x[i] = bf16 ? tc::bf16_to_f32(h[i]) : tc::f16_to_f32(h[i]);
   q::MatmulProblem p32 = as_f32_x(p);
   p32.x = x.data();
   return row->run(p32);

@@ -118,9 +118,10 @@ TEST_P(QuantAsync, CppWrappersMatchFloat64AndThrowOnBadArguments) {
   }
 }
 
-// f16 activations (X widened to f32 before the rows), synchronous and queued, against float64
-// of the f16 values; an X buffer sized for f16 is enough, one byte less is refused.
-TEST_P(QuantAsync, F16ActivationsMatchFloat64) {
+// f16 and bf16 activations (X widened to f32 before the rows, or read as it is by the CUDA
+// 8-bit-activation kernels that can), synchronous and queued, against float64 of the half
+// values; an X buffer sized for the half X is enough, one byte less is refused.
+TEST_P(QuantAsync, HalfActivationsMatchFloat64) {
   const Case f16_cases[] = {{TC_DTYPE_Q4_0, TC_DTYPE_F16, true, 1, 131, 1024},
                             {TC_DTYPE_Q4_0, TC_DTYPE_F16, false, 3, 37, 288},
                             {TC_DTYPE_Q8_0, TC_DTYPE_F16, true, 9, 131, 4096},
@@ -129,33 +130,38 @@ TEST_P(QuantAsync, F16ActivationsMatchFloat64) {
                             {TC_DTYPE_I8, TC_DTYPE_F16, false, 5, 23, 1000}};
   uint32_t seed = 7300;
   for (const Case& c : f16_cases) {
-    const Weights wt = make_weights(c.w, c.N, c.K, seed++);
-    Activations a = make_activations(TC_DTYPE_F32, c.M, c.K, seed++);
-    std::vector<uint16_t> h(a.f.size());
-    for (size_t i = 0; i < h.size(); ++i) {
-      h[i] = tc::f32_to_f16(a.f[i]);
-      a.f[i] = tc::f16_to_f32(h[i]);  // the reference sees the f16 values
+    for (const tc_dtype_t xt : {TC_DTYPE_F16, TC_DTYPE_BF16}) {
+      const bool bf16 = xt == TC_DTYPE_BF16;
+      const Weights wt = make_weights(c.w, c.N, c.K, seed++);
+      Activations a = make_activations(TC_DTYPE_F32, c.M, c.K, seed++);
+      std::vector<uint16_t> h(a.f.size());
+      for (size_t i = 0; i < h.size(); ++i) {
+        h[i] = bf16 ? tc::f32_to_bf16(a.f[i]) : tc::f32_to_f16(a.f[i]);
+        a.f[i] = bf16 ? tc::bf16_to_f32(h[i]) : tc::f16_to_f32(h[i]);  // the reference sees them
+      }
+      const std::vector<double> ref = reference(wt, a, c.M, c.N, c.K);
+      const tc_quant_matmul_desc d{c.M, c.N, c.K, c.w, xt, TC_DTYPE_F32, c.act8, 0.0f};
+      const size_t ny = size_t(c.M) * c.N;
+      const std::vector<float> poison(ny, std::nanf(""));
+      const std::vector<float> scales = wt.scales.empty() ? std::vector<float>{1.0f} : wt.scales;
+      Buf W(ctx.ctx, wt.bytes.data(), wt.bytes.size()),
+          S(ctx.ctx, scales.data(), scales.size() * 4);
+      Buf X(ctx.ctx, h.data(), h.size() * 2), Xs(ctx.ctx, h.size() * 2 - 1);
+      Buf Y(ctx.ctx, poison.data(), ny * 4), Y2(ctx.ctx, poison.data(), ny * 4);
+      tc_buffer_t* s = c.w == TC_DTYPE_I8 ? S.b : nullptr;
+      const double bound = c.act8 ? 5e-3 : 1e-4;
+      ASSERT_EQ(tc_gemm_quantized(ctx.ctx, &d, W.b, s, X.b, Y.b), TC_SUCCESS)
+          << tc_last_error_message();
+      const std::string row = tc_last_instance();
+      EXPECT_LE(rms_scaled(Y.floats(ny), ref), bound)
+          << row << " x=" << xt << " M=" << c.M << " K=" << c.K;
+      Stream st(ctx.ctx);
+      ASSERT_EQ(tc_gemv_quantized_async(ctx.ctx, &d, W.b, s, X.b, Y2.b, st.s), TC_SUCCESS)
+          << tc_last_error_message();
+      ASSERT_EQ(tc_stream_sync(st.s), TC_SUCCESS) << tc_last_error_message();
+      EXPECT_TRUE(same_bits(Y2.floats(ny), Y.floats(ny))) << row << " x=" << xt << " M=" << c.M;
+      EXPECT_EQ(tc_gemv_quantized(ctx.ctx, &d, W.b, s, Xs.b, Y.b), TC_ERROR_BUFFER_TOO_SMALL);
     }
-    const std::vector<double> ref = reference(wt, a, c.M, c.N, c.K);
-    const tc_quant_matmul_desc d{c.M, c.N, c.K, c.w, TC_DTYPE_F16, TC_DTYPE_F32, c.act8, 0.0f};
-    const size_t ny = size_t(c.M) * c.N;
-    const std::vector<float> poison(ny, std::nanf(""));
-    const std::vector<float> scales = wt.scales.empty() ? std::vector<float>{1.0f} : wt.scales;
-    Buf W(ctx.ctx, wt.bytes.data(), wt.bytes.size()), S(ctx.ctx, scales.data(), scales.size() * 4);
-    Buf X(ctx.ctx, h.data(), h.size() * 2), Xs(ctx.ctx, h.size() * 2 - 1);
-    Buf Y(ctx.ctx, poison.data(), ny * 4), Y2(ctx.ctx, poison.data(), ny * 4);
-    tc_buffer_t* s = c.w == TC_DTYPE_I8 ? S.b : nullptr;
-    const double bound = c.act8 ? 5e-3 : 1e-4;
-    ASSERT_EQ(tc_gemm_quantized(ctx.ctx, &d, W.b, s, X.b, Y.b), TC_SUCCESS)
-        << tc_last_error_message();
-    const std::string row = tc_last_instance();
-    EXPECT_LE(rms_scaled(Y.floats(ny), ref), bound) << row << " M=" << c.M << " K=" << c.K;
-    Stream st(ctx.ctx);
-    ASSERT_EQ(tc_gemv_quantized_async(ctx.ctx, &d, W.b, s, X.b, Y2.b, st.s), TC_SUCCESS)
-        << tc_last_error_message();
-    ASSERT_EQ(tc_stream_sync(st.s), TC_SUCCESS) << tc_last_error_message();
-    EXPECT_TRUE(same_bits(Y2.floats(ny), Y.floats(ny))) << row << " M=" << c.M;
-    EXPECT_EQ(tc_gemv_quantized(ctx.ctx, &d, W.b, s, Xs.b, Y.b), TC_ERROR_BUFFER_TOO_SMALL);
   }
 }
 

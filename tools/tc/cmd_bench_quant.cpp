@@ -22,6 +22,7 @@ struct Options {
   std::string device = "auto", json;
   std::vector<std::string> formats;
   std::vector<int> batches, ms;
+  std::vector<std::string> x;
   int layers = 32, n = 4096, k = 4096;
   double seconds = 0;
 };
@@ -59,6 +60,7 @@ void run_decode(const Options& o) {
   tc::bench::DecodeBenchOptions d;
   if (!o.formats.empty()) d.formats = o.formats;
   if (!o.batches.empty()) d.batches = o.batches;
+  if (!o.x.empty()) d.x = o.x;
   d.layers = o.layers;
   if (o.seconds > 0) d.seconds = o.seconds;
   write_json(o.json, tc::bench::run_decode_bench(ctx, d).dump(1));
@@ -117,6 +119,12 @@ void tc_cli_add_bench_quant(CLI::App& app) {
                    "comma-separated batch sizes 1..32 (default 1,2,4,8,16,32)")
       ->delimiter(',')
       ->check(CLI::Range(1, 32));
+  decode
+      ->add_option("--x", o->x,
+                   "comma-separated activation types f32,f16,bf16 (default f32,f16; f16 / bf16: "
+                   "8-bit cells with X read in half precision)")
+      ->delimiter(',')
+      ->check(CLI::IsMember({"f32", "f16", "bf16"}));
   decode->add_option("--layers", o->layers, "transformer layers (default 32)")
       ->check(CLI::Range(1, 32));
   decode->callback([o] { run_decode(*o); });
