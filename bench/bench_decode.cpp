@@ -137,6 +137,7 @@ struct ApiStep {
   const Buffer &x, &y;
   tc_stream_t* stream;
   uint32_t flags;
+  tc_dtype_t xt = TC_DTYPE_F32;  // X's type in `x`
 
   // Queues call i of the step (i < 129).
   bool call(size_t i) const {
@@ -145,7 +146,8 @@ struct ApiStep {
     d.N = s.shape[i].N;
     d.K = s.shape[i].K;
     d.w_dtype = format;
-    d.x_dtype = d.y_dtype = TC_DTYPE_F32;
+    d.x_dtype = xt;
+    d.y_dtype = TC_DTYPE_F32;
     d.quantize_activations = true;
     d.flags = flags;
     if (tc_gemv_quantized_async(ctx, &d, s.w[i].b, nullptr, x.b, y.b, stream) == TC_SUCCESS)
@@ -321,35 +323,51 @@ nlohmann::json run_decode_bench(tc_context_t* ctx, const DecodeBenchOptions& o) 
     // the stream's workspace, so the calls can be captured): the graph and call by call, with
     // TC_QUANT_WEIGHTS_CONSTANT (PDL, as the launcher cells) and without (the same-run A/B);
     // the queued rows also give the host microseconds per call (a burst of calls while the
-    // GPU queue absorbs them).
+    // GPU queue absorbs them). With X in half precision (o.x): the graph with the flag, X read
+    // as it is by the bulk GEMV.
     if (std::find(o.batches.begin(), o.batches.end(), 1) != o.batches.end()) {
-      for (const uint32_t flags : {uint32_t(TC_QUANT_WEIGHTS_CONSTANT), 0u}) {
-        const ApiStep api{ctx, s, f, x, y, stream, flags};
-        for (bool graph : {true, false}) {
-          const double ms = time_step_api(api, graph, o.seconds);
-          double host_us = -1;
-          if (!graph)
-            host_us = host_us_per_call(st, [&](int i) { return api.call(size_t(i) % s.w.size()); });
-          const double gbps = ms > 0 ? double(s.weight_bytes) / (ms * 1e-3) / 1e9 : 0;
-          const double tok = ms > 0 ? 1e3 / ms : 0.0;
-          const std::string how =
-              fmt::format("public API: tc_gemv_quantized_async x129, {}, {}{}",
-                          graph ? "one CUDA graph" : "queued per step",
-                          flags ? "TC_QUANT_WEIGHTS_CONSTANT (PDL)" : "no flag (no PDL)",
-                          graph ? "" : fmt::format(", host {:.2f} us/call", host_us));
-          fmt::print("{:>6} | {:>5} | {:>3} | {:>8.3f} | {:>8.1f} | {:>7.0f} | {:>5.1f}% | {}\n",
-                     name, 1, "q8", ms, tok, gbps, copy > 0 ? 100 * gbps / copy : 0.0, how);
-          doc["cells"].push_back({{"format", name},
-                                  {"batch", 1},
-                                  {"act8", true},
-                                  {"api", graph ? "graph" : "queued"},
-                                  {"weights_constant", flags != 0},
-                                  {"host_us_per_call", host_us},
-                                  {"ms", ms},
-                                  {"tok_s", tok},
-                                  {"gbps", gbps},
-                                  {"copy_share", copy > 0 ? gbps / copy : 0.0}});
-        }
+      struct ApiCell {
+        tc_dtype_t xt;
+        uint32_t flags;
+        bool graph;
+      };
+      std::vector<ApiCell> api_cells;
+      for (const uint32_t flags : {uint32_t(TC_QUANT_WEIGHTS_CONSTANT), 0u})
+        for (bool graph : {true, false}) api_cells.push_back({TC_DTYPE_F32, flags, graph});
+      for (const XCell& c : x_cells(o))
+        if (c.xt != TC_DTYPE_F32) api_cells.push_back({c.xt, TC_QUANT_WEIGHTS_CONSTANT, true});
+      for (const ApiCell& c : api_cells) {
+        const bool half = c.xt != TC_DTYPE_F32;
+        if (half && fill_random(xh.ptr(), c.xt, size_t(kMaxBatch) * 11008, 7, st) != cudaSuccess)
+          continue;
+        const ApiStep api{ctx, s, f, half ? xh : x, y, stream, c.flags, c.xt};
+        const bool graph = c.graph;
+        const uint32_t flags = c.flags;
+        const double ms = time_step_api(api, graph, o.seconds);
+        double host_us = -1;
+        if (!graph)
+          host_us = host_us_per_call(st, [&](int i) { return api.call(size_t(i) % s.w.size()); });
+        const double gbps = ms > 0 ? double(s.weight_bytes) / (ms * 1e-3) / 1e9 : 0;
+        const double tok = ms > 0 ? 1e3 / ms : 0.0;
+        const char* xl = c.xt == TC_DTYPE_F16 ? "f16-q8" : c.xt == TC_DTYPE_BF16 ? "bf16-q8" : "q8";
+        const std::string how =
+            fmt::format("public API: tc_gemv_quantized_async x129, {}, {}{}",
+                        graph ? "one CUDA graph" : "queued per step",
+                        flags ? "TC_QUANT_WEIGHTS_CONSTANT (PDL)" : "no flag (no PDL)",
+                        graph ? "" : fmt::format(", host {:.2f} us/call", host_us));
+        fmt::print("{:>6} | {:>5} | {:>6} | {:>8.3f} | {:>8.1f} | {:>7.0f} | {:>5.1f}% | {}\n",
+                   name, 1, xl, ms, tok, gbps, copy > 0 ? 100 * gbps / copy : 0.0, how);
+        doc["cells"].push_back({{"format", name},
+                                {"batch", 1},
+                                {"act8", true},
+                                {"x", xl},
+                                {"api", graph ? "graph" : "queued"},
+                                {"weights_constant", flags != 0},
+                                {"host_us_per_call", host_us},
+                                {"ms", ms},
+                                {"tok_s", tok},
+                                {"gbps", gbps},
+                                {"copy_share", copy > 0 ? gbps / copy : 0.0}});
       }
     }
     uint64_t live = 0, held = 0, peak = 0;
