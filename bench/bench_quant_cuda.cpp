@@ -3,7 +3,8 @@
 // 14336, one copy, so it sits in the 60 MB L2) and on 4096x4096 / 14336x4096 weights rotated
 // through >= 256 MB of copies (streamed from HBM); TFLOP/s of prefill M = 512 through the
 // public call (f16 temporaries when 8-bit-class error is allowed, f32 otherwise) next to
-// tc_gemm in f16 on the same shape.
+// tc_gemm in f16 on the same shape. The bulk GEMV and the f16 MMA (under PDL) also run with X
+// given in f16 ("xh"), which they read as it is.
 #include <cuda_runtime_api.h>
 #include <fmt/format.h>
 
@@ -53,6 +54,7 @@ struct Kernel {
   bool (*supports)(const kq::Args&, std::string&);
   tc_status_t (*launch)(const kq::Args&, void*);
   bool pdl = false;  // back-to-back launches under programmatic dependent launch, as in decode
+  tc_dtype_t xt = TC_DTYPE_F32;  // X given in f32, or in f16 (read as it is: half the bytes)
 };
 bool any(const kq::Args&, std::string&) {
   return true;
@@ -61,8 +63,10 @@ bool any(const kq::Args&, std::string&) {
 const Kernel kKernels[] = {
     {"cuda_gemv_bulk (x8)", kq::gemv_bulk_supports, kq::launch_gemv_bulk},
     {"cuda_gemv_bulk+pdl (x8)", kq::gemv_bulk_supports, kq::launch_gemv_bulk, true},
+    {"cuda_gemv_bulk+pdl (xh 8)", kq::gemv_bulk_supports, kq::launch_gemv_bulk, true, TC_DTYPE_F16},
     {"cuda_mma_f16 (x16)", kq::mma_f16_supports, kq::launch_mma_f16},
     {"cuda_mma_f16+pdl (x16)", kq::mma_f16_supports, kq::launch_mma_f16, true},
+    {"cuda_mma_f16+pdl (xh 16)", kq::mma_f16_supports, kq::launch_mma_f16, true, TC_DTYPE_F16},
     {"cuda_mma_bulk (x8)", kq::mma_bulk_supports, kq::launch_mma_bulk},
     {"cuda_mma_bulk+pdl (x8)", kq::mma_bulk_supports, kq::launch_mma_bulk, true},
     {"cuda_gemv_staged_q8 (x8)", kq::gemv_staged_q8_supports, kq::launch_gemv_staged_q8},
@@ -107,7 +111,7 @@ nlohmann::json run_quant_kernel_bench(tc_context_t* ctx, const QuantKernelBenchO
   doc["copy_gbps"] = copy;
   fmt::print("decode kernels, GB/s of weight bytes (copy bandwidth {:.0f} GB/s in this run)\n",
              copy);
-  fmt::print("{:>6} | {:>19} | {:>3} | {:>22} | {:>9} | {:>7} | {:>6}\n", "format", "shape", "M",
+  fmt::print("{:>6} | {:>19} | {:>3} | {:>25} | {:>9} | {:>7} | {:>6}\n", "format", "shape", "M",
              "kernel", "us", "GB/s", "% copy");
   // TC_BENCH_QUANT_ONLY=text: only the decode kernels whose name contains it, and no prefill
   // (quick A/B runs of one kernel's knobs).
@@ -125,10 +129,11 @@ nlohmann::json run_quant_kernel_bench(tc_context_t* ctx, const QuantKernelBenchO
       const size_t work_bytes =
           std::max(kq::mma_bulk_work_bytes(wa), kq::mma_f16_work_bytes_upto(wa));
       Buf w(ctx, bytes * copies), x(ctx, size_t(32) * sh.K * 4), y(ctx, size_t(32) * sh.N * 4),
-          work(ctx, work_bytes);
-      if (!w.b || !x.b || !y.b || !work.b) continue;
+          work(ctx, work_bytes), xh(ctx, size_t(32) * sh.K * 2);
+      if (!w.b || !x.b || !y.b || !work.b || !xh.b) continue;
       kq::launch_fill_random_blocks(f, w.ptr(), int64_t(sh.N) * copies, sh.K, 11, st);
       fill_random(x.ptr(), TC_DTYPE_F32, size_t(32) * sh.K, 12, st);
+      fill_random(xh.ptr(), TC_DTYPE_F16, size_t(32) * sh.K, 13, st);
       for (int M : o.ms) {
         kq::Args a;
         a.M = M;
@@ -143,6 +148,8 @@ nlohmann::json run_quant_kernel_bench(tc_context_t* ctx, const QuantKernelBenchO
         // Every kernel that can serve this M (the table takes the first), so that the figures
         // say which one should come first; v1 at M = 1 only.
         for (const Kernel& k : kKernels) {
+          a.x_dtype = k.xt;
+          a.x = k.xt == TC_DTYPE_F32 ? x.ptr() : xh.ptr();
           std::string why;
           if (!k.supports(a, why) || (k.launch == kq::launch_v1 && M != 1)) continue;
           if (only && !std::strstr(k.name, only)) continue;
@@ -155,7 +162,7 @@ nlohmann::json run_quant_kernel_bench(tc_context_t* ctx, const QuantKernelBenchO
               },
               o.seconds);
           const double gbps = ms > 0 ? double(bytes) / (ms * 1e-3) / 1e9 : 0;
-          fmt::print("{:>6} | {:>19} | {:>3} | {:>22} | {:>9.1f} | {:>7.0f} | {:>5.1f}%\n", name,
+          fmt::print("{:>6} | {:>19} | {:>3} | {:>25} | {:>9.1f} | {:>7.0f} | {:>5.1f}%\n", name,
                      sh.label, M, k.name, ms * 1e3, gbps, copy > 0 ? 100 * gbps / copy : 0.0);
           std::fflush(stdout);  // a later hang (timeout) keeps the lines so far
           doc["decode"].push_back({{"format", name},
@@ -163,6 +170,7 @@ nlohmann::json run_quant_kernel_bench(tc_context_t* ctx, const QuantKernelBenchO
                                    {"M", M},
                                    {"kernel", k.name},
                                    {"pdl", k.pdl},
+                                   {"x", k.xt == TC_DTYPE_F32 ? "f32" : "f16"},
                                    {"us", ms * 1e3},
                                    {"gbps", gbps}});
         }
