@@ -1,0 +1,188 @@
+// Half-precision activations read as they are (f16, bf16): the bulk GEMV (M <= 4) widens each
+// loaded half to f32 exactly and then quantizes as the f32 path does, so its Y must carry the
+// bits of the f32 launch on the widened X, for every format, M 1..4, K on both sides of the
+// X-in-registers limit (4096), the 2-CTA cluster path (X by halves), PDL on and off, Y
+// poisoned before each launch; plus the bound against float64 of the values the kernel saw. The
+// public calls: an 8-bit-activation GEMV with f16 / bf16 X is served by the bulk GEMV with no
+// widening kernel (one kernel node in the captured graph, against two where X is widened: the
+// exact path), with the bits of the f32 call on the widened X. Skips without a CUDA device.
+#include <cuda_runtime_api.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "core/dtype.h"
+#include "cuda/quant_kernels.h"
+#include "device_inputs.h"
+#include "quant_api_util.h"
+#include "quant_test_util.h"
+
+namespace tc::quant_test {
+namespace {
+
+namespace kq = tc::cuda::quant;
+
+// X rounded to `t` (f16 or bf16): the half bits, and the same values as f32.
+struct HalfX {
+  std::vector<uint16_t> h;
+  Activations widened;
+};
+HalfX half_x(tc_dtype_t t, int M, int K, uint32_t seed) {
+  HalfX x{{}, make_activations(TC_DTYPE_F32, M, K, seed)};
+  // Spread the magnitudes (x 2^-6 .. 2^6) so that bf16 and f16 keep different bits than f32.
+  std::vector<float>& f = x.widened.f;
+  x.h.resize(f.size());
+  for (size_t i = 0; i < f.size(); ++i) {
+    const float v = std::ldexp(f[i], int(i % 13) - 6);
+    x.h[i] = t == TC_DTYPE_BF16 ? f32_to_bf16(v) : f32_to_f16(v);
+    f[i] = t == TC_DTYPE_BF16 ? bf16_to_f32(x.h[i]) : f16_to_f32(x.h[i]);
+  }
+  return x;
+}
+
+std::vector<float> run_bulk(const LaunchCase& c, const DevMem& w, const void* x, tc_dtype_t xt,
+                            const DevMem& y, bool pdl, cudaStream_t st) {
+  const size_t ny = size_t(c.M) * c.N;
+  EXPECT_EQ(cudaMemsetAsync(y.p, 0xff, ny * 4, st), cudaSuccess);  // NaN everywhere
+  kq::Args a;
+  a.M = c.M;
+  a.N = c.N;
+  a.K = c.K;
+  a.w_dtype = c.w;
+  a.x_dtype = xt;
+  a.w = w.p;
+  a.x = x;
+  a.y = static_cast<float*>(y.p);
+  a.act8 = true;
+  a.pdl = pdl;
+  std::string why;
+  EXPECT_TRUE(kq::gemv_bulk_supports(a, why)) << why;
+  EXPECT_EQ(kq::launch_gemv_bulk(a, st), TC_SUCCESS) << tc_last_error_message();
+  std::vector<float> got(ny);
+  EXPECT_EQ(cudaMemcpyAsync(got.data(), y.p, ny * 4, cudaMemcpyDeviceToHost, st), cudaSuccess);
+  EXPECT_EQ(cudaStreamSynchronize(st), cudaSuccess);
+  return got;
+}
+
+TEST(QuantCudaHalfX, BulkGemvGivesTheBitsOfTheWidenedX) {
+  if (!tc_device_available(TC_DEVICE_CUDA)) GTEST_SKIP() << "no CUDA device";
+  cudaStream_t st = nullptr;
+  ASSERT_EQ(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking), cudaSuccess);
+  const LaunchCase cases[] = {{TC_DTYPE_Q4_0, 1, 131, 4096}, {TC_DTYPE_Q4_0, 1, 67, 11008},
+                              {TC_DTYPE_Q8_0, 1, 131, 4096}, {TC_DTYPE_Q8_0, 1, 67, 11008},
+                              {TC_DTYPE_Q4_K, 1, 131, 4096}, {TC_DTYPE_Q4_K, 1, 67, 11008},
+                              {TC_DTYPE_Q4_0, 2, 131, 2048}, {TC_DTYPE_Q8_0, 3, 67, 4096},
+                              {TC_DTYPE_Q4_K, 4, 67, 1024},  {TC_DTYPE_Q4_0, 1, 1031, 256}};
+  // The default path, and X by halves over 2-CTA clusters at every K (M = 1).
+  const char* xcl[][2] = {{"", ""}, {"2", "0"}};
+  uint32_t seed = 9700;
+  for (const LaunchCase& c : cases) {
+    const Weights wt = make_weights(c.w, c.N, c.K, seed++);
+    DevMem w(wt.bytes.size()), y(size_t(c.M) * c.N * 4);
+    ASSERT_EQ(cudaMemcpy(w.p, wt.bytes.data(), wt.bytes.size(), cudaMemcpyHostToDevice),
+              cudaSuccess);
+    for (const tc_dtype_t xt : {TC_DTYPE_F16, TC_DTYPE_BF16}) {
+      const HalfX x = half_x(xt, c.M, c.K, seed++);
+      DevMem xh(x.h.size() * 2), xf(x.widened.bytes());
+      ASSERT_EQ(cudaMemcpy(xh.p, x.h.data(), x.h.size() * 2, cudaMemcpyHostToDevice), cudaSuccess);
+      ASSERT_EQ(cudaMemcpy(xf.p, x.widened.data(), x.widened.bytes(), cudaMemcpyHostToDevice),
+                cudaSuccess);
+      const std::vector<double> ref = reference(wt, x.widened, c.M, c.N, c.K);
+      for (const auto& k : xcl) {
+        if (*k[0] && c.M != 1) continue;
+        set_knob("TC_QUANT_BULK_XCL", k[0]);
+        set_knob("TC_QUANT_BULK_XCL_K", k[1]);
+        for (const bool pdl : {false, true}) {
+          const std::string at = std::string(xt == TC_DTYPE_F16 ? "f16" : "bf16") +
+                                 " w=" + std::to_string(c.w) + " M=" + std::to_string(c.M) +
+                                 " N=" + std::to_string(c.N) + " K=" + std::to_string(c.K) +
+                                 " xcl=" + k[0] + " pdl=" + std::to_string(pdl);
+          const std::vector<float> want = run_bulk(c, w, xf.p, TC_DTYPE_F32, y, pdl, st);
+          const std::vector<float> got = run_bulk(c, w, xh.p, xt, y, pdl, st);
+          EXPECT_TRUE(same_bits(got, want)) << at;
+          EXPECT_LE(rms_scaled(got, ref), 5e-3) << at;
+        }
+      }
+      set_knob("TC_QUANT_BULK_XCL", "");
+      set_knob("TC_QUANT_BULK_XCL_K", "");
+    }
+  }
+  cudaStreamDestroy(st);
+}
+
+// Kernel nodes of the graph captured from `queue` on `cs`; -1 on a capture failure.
+template <class Queue>
+int kernel_nodes(cudaStream_t cs, Queue queue) {
+  cudaGraph_t g = nullptr;
+  if (cudaStreamBeginCapture(cs, cudaStreamCaptureModeThreadLocal) != cudaSuccess) return -1;
+  const bool ok = queue();
+  if (cudaStreamEndCapture(cs, &g) != cudaSuccess || !ok) return -1;
+  size_t n = 0;
+  cudaGraphGetNodes(g, nullptr, &n);
+  std::vector<cudaGraphNode_t> nodes(n);
+  cudaGraphGetNodes(g, nodes.data(), &n);
+  int kernels = 0;
+  for (cudaGraphNode_t node : nodes) {
+    cudaGraphNodeType type;
+    if (cudaGraphNodeGetType(node, &type) == cudaSuccess && type == cudaGraphNodeTypeKernel)
+      ++kernels;
+  }
+  cudaGraphDestroy(g);
+  return kernels;
+}
+
+TEST(QuantCudaHalfX, PublicGemvReadsHalfXWithoutWidening) {
+  if (!tc_device_available(TC_DEVICE_CUDA)) GTEST_SKIP() << "no CUDA device";
+  Context ctx;
+  ASSERT_EQ(tc_context_create(&ctx.ctx, TC_DEVICE_CUDA), TC_SUCCESS);
+  Stream st(ctx.ctx);
+  auto cs = static_cast<cudaStream_t>(tc_stream_native_handle(st.s));
+  struct C {
+    tc_dtype_t w;
+    int M, N, K;
+  };
+  uint32_t seed = 9800;
+  for (const C c : {C{TC_DTYPE_Q4_0, 1, 131, 4096}, C{TC_DTYPE_Q8_0, 1, 67, 11008},
+                    C{TC_DTYPE_Q4_K, 2, 67, 2048}}) {
+    const Weights wt = make_weights(c.w, c.N, c.K, seed++);
+    for (const tc_dtype_t xt : {TC_DTYPE_F16, TC_DTYPE_BF16}) {
+      const HalfX x = half_x(xt, c.M, c.K, seed++);
+      const size_t ny = size_t(c.M) * c.N;
+      const std::vector<float> poison(ny, std::nanf(""));
+      Buf W(ctx.ctx, wt.bytes.data(), wt.bytes.size()), XH(ctx.ctx, x.h.data(), x.h.size() * 2);
+      Buf XF(ctx.ctx, x.widened.data(), x.widened.bytes());
+      Buf Y(ctx.ctx, poison.data(), ny * 4), R(ctx.ctx, poison.data(), ny * 4);
+      const std::string at = std::string(xt == TC_DTYPE_F16 ? "f16" : "bf16") +
+                             " w=" + std::to_string(c.w) + " M=" + std::to_string(c.M);
+      tc_quant_matmul_desc d{c.M, c.N, c.K, c.w, TC_DTYPE_F32, TC_DTYPE_F32, true, 0.0f};
+      ASSERT_EQ(tc_gemv_quantized(ctx.ctx, &d, W.b, nullptr, XF.b, R.b), TC_SUCCESS)
+          << tc_last_error_message();
+      const std::string row = tc_last_instance();
+      d.x_dtype = xt;
+      ASSERT_EQ(tc_gemv_quantized(ctx.ctx, &d, W.b, nullptr, XH.b, Y.b), TC_SUCCESS)
+          << tc_last_error_message();
+      EXPECT_EQ(std::string(tc_last_instance()), row) << at;
+      EXPECT_EQ(row, "cuda_gemv_bulk_q8_dp4a") << at;
+      EXPECT_TRUE(same_bits(Y.floats(ny), R.floats(ny))) << at;
+      // Queued once outside a capture (it sizes the stream's workspace), then captured: the
+      // kernels of one call.
+      const auto kernels_of_call = [&] {
+        const auto call = [&] {
+          return tc_gemv_quantized_async(ctx.ctx, &d, W.b, nullptr, XH.b, Y.b, st.s) == TC_SUCCESS;
+        };
+        if (!call() || tc_stream_sync(st.s) != TC_SUCCESS) return -1;
+        return kernel_nodes(cs, call);
+      };
+      EXPECT_EQ(kernels_of_call(), 1) << at << ": the bulk GEMV alone, no widening kernel";
+      // The exact path (f32 activations kept) widens X first: two kernels.
+      d.quantize_activations = false;
+      EXPECT_EQ(kernels_of_call(), 2) << at << ": widening + the f32 GEMV";
+    }
+  }
+}
+
+}  // namespace
+}  // namespace tc::quant_test
