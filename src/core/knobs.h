@@ -63,8 +63,6 @@ enum Id : int {
   kQuantBulkTrace,
   kQuantBulkXcl,
   kQuantBulkXclK,
-  kQuantBulkKs,
-  kQuantBulkKsK,
   // The batched-decode wgmma kernel (quant_mma_b32_geometry.cu, quant_mma_b32.cu) and the f16 MMA
   // (quant_mma_f16.cu).
   kQuantB32,
@@ -129,8 +127,6 @@ inline constexpr const char* kNames[kCount] = {"TC_GEMM_ROW",
                                                "TC_QUANT_BULK_TRACE",
                                                "TC_QUANT_BULK_XCL",
                                                "TC_QUANT_BULK_XCL_K",
-                                               "TC_QUANT_BULK_KS",
-                                               "TC_QUANT_BULK_KS_K",
                                                "TC_QUANT_B32",
                                                "TC_QUANT_B32_WG",
                                                "TC_QUANT_B32_XCONV",

@@ -44,7 +44,6 @@ struct Config;
 
 struct Geo {
   int R = 0, RP = 2, S = 0;  // rows per stage and per warp, stages (a multiple of the groups)
-  int KS = 1;                // warps sharing a row's units
   size_t stage = 0, smem = 0;
 };
 
@@ -66,8 +65,6 @@ struct Config {
   int pace = 0;        // TC_QUANT_BULK_PACE=d: at most d stages in flight (0: no pacing)
   bool xcl = false;    // M = 1 with X quantized by halves over 2-CTA clusters ...
   int xcl_k = 0;       // ... where K > xcl_k
-  int ks = 1;          // KS warps share each row's units (partial sums added in order) ...
-  int ks_k = 0;        // ... where K > ks_k
 };
 // A knob's integer value (core/knobs.h: read once per call inside the row's knobs::Scope).
 int env_int(knobs::Id knob, int fallback) {
@@ -97,11 +94,6 @@ Config one_cta(int warps, bool paced) {
   c.rp = env_int(knobs::kQuantBulkRp, 0);
   c.n16 = env_int(knobs::kQuantBulkDot, 1) != 0;
   c.pace = std::max(env_int(knobs::kQuantBulkPace, paced ? 2 : 0), 0);
-  // TC_QUANT_BULK_KS=n (1, 2, 4, 8), TC_QUANT_BULK_KS_K=k: n warps share each row of a stage
-  // where K > k (default 4096), so that the last stage to land is dotted by n times more warps.
-  const int ks = env_int(knobs::kQuantBulkKs, 1);
-  c.ks = ks == 2 || ks == 4 || ks == 8 ? ks : 1;
-  c.ks_k = env_int(knobs::kQuantBulkKsK, 4096);
   return c;
 }
 // TC_QUANT_BULK_XPAIRS=0 (A/B): X quantized in rounds of one item per thread, as before the
@@ -148,27 +140,23 @@ Geo geometry(const Args& a, int mt, const Config& c) {
   g.R = 1;
   while (g.R < 32 && 2 * g.R * rb <= kStageCap) g.R *= 2;
   g.stage = g.R * rb;
-  g.KS = a.K > c.ks_k ? c.ks : 1;
   const size_t x = size_t(mt) * (size_t(a.K) + size_t(a.K) / 4);
-  // The KS partial sums: [2][NG][R][KS][MT] floats, NG R KS <= max(2 CW, R KS).
-  const size_t red = ks_red_bytes(1, 1, std::max(2 * c.warps, g.R * g.KS), mt);
-  const size_t left = c.cap > kHead + x + red ? c.cap - kHead - x - red : 0;
+  const size_t left = c.cap > kHead + x ? c.cap - kHead - x : 0;
   const int S = int(std::min<size_t>(size_t(c.stages), left / g.stage));
   // Row pairs, unless single rows keep more warps busy (wide rows: few rows, few stages).
   int best = -1;
   for (int rp : {2, 1}) {
     if (S <= 0) break;
     if (c.rp == 1 || c.rp == 2) rp = c.rp;
-    const int ng = stage_groups(g.R, rp, c.warps, S, g.KS);
-    const int busy = stage_warps(g.R, rp, c.warps, g.KS) * ng;
+    const int ng = stage_groups(g.R, rp, c.warps, S);
+    const int busy = stage_warps(g.R, rp, c.warps) * ng;
     if (busy > best) {
       best = busy;
       g.RP = rp;
       g.S = S - S % ng;
     }
   }
-  const int ng = g.S > 0 ? stage_groups(g.R, g.RP, c.warps, g.S, g.KS) : 1;
-  g.smem = kHead + x + ks_red_bytes(g.R, ng, g.KS, mt) + g.S * g.stage;
+  g.smem = kHead + x + g.S * g.stage;
   return g;
 }
 
@@ -234,17 +222,15 @@ tc_status_t launch_fmt(const Args& a, const Config& c, cudaStream_t s) {
     if (seen.insert({reinterpret_cast<const void*>(kernel), a.N, a.K}).second)
       std::fprintf(
           stderr,
-          "bulk gemv fmt %d M %d N %d K %d: warps %d ctas %d xr %d n16 %d R %d RP %d S %d KS %d "
+          "bulk gemv fmt %d M %d N %d K %d: warps %d ctas %d xr %d n16 %d R %d RP %d S %d "
           "first %d stage %zu smem %zu, %d CTAs/SM fit, cluster %d, grid %d\n",
-          FMT, a.M, a.N, a.K, CW, MINB, XR, int(N16), g.R, g.RP, g.S, g.KS, c.first, g.stage,
-          g.smem, blocks_per_sm(reinterpret_cast<const void*>(kernel), kThreadsOf<CW>, g.smem), XC,
-          grid);
+          FMT, a.M, a.N, a.K, CW, MINB, XR, int(N16), g.R, g.RP, g.S, c.first, g.stage, g.smem,
+          blocks_per_sm(reinterpret_cast<const void*>(kernel), kThreadsOf<CW>, g.smem), XC, grid);
   }
-  const cudaError_t e =
-      launch_ex(kernel, dim3(unsigned(grid)), dim3(kThreadsOf<CW>), g.smem, s, XC, a.pdl,
-                static_cast<const uint8_t*>(a.w), a.x, x_kind(a.x_dtype), a.y, a.M, a.N, a.K,
-                uint32_t(w_row_bytes(a)), g.R, g.RP, g.S, g.KS, c.first > 0 ? c.first : -1, c.pace,
-                ablate, int(c.xpairs), trace);
+  const cudaError_t e = launch_ex(kernel, dim3(unsigned(grid)), dim3(kThreadsOf<CW>), g.smem, s, XC,
+                                  a.pdl, static_cast<const uint8_t*>(a.w), a.x, x_kind(a.x_dtype),
+                                  a.y, a.M, a.N, a.K, uint32_t(w_row_bytes(a)), g.R, g.RP, g.S,
+                                  c.first > 0 ? c.first : -1, c.pace, ablate, int(c.xpairs), trace);
   return e == cudaSuccess ? launched("quant bulk gemv kernel launch")
                           : cuda_fail(e, "quant bulk gemv kernel launch");
 }

@@ -23,22 +23,16 @@ constexpr int kThreadsOf = (CW + 1) * 32;
 constexpr int kMaxStages = 16;  // barrier slots; Config::stages (default 8) is the ring's cap
 constexpr size_t kHead = 384;   // the barriers: full, empty, xready, xpeer
 
-// Warps consuming one stage (RP = 1 or 2 rows each: a pair shares the X loads; KS warps share
-// a row's units, their partial sums added in a fixed order) and groups of them taking turns on
-// stages. A group waits on a slot's `full` barrier two uses ahead only if the slot's previous use
-// belongs to another group, and parity waits cannot tell phases two apart: so S is a multiple of
-// the number of groups (a slot's previous use is the group's own).
-__host__ __device__ inline int stage_warps(int R, int RP, int CW, int KS = 1) {
-  return min((R + RP - 1) / RP * KS, CW);
+// Warps consuming one stage (RP = 1 or 2 rows each: a pair shares the X loads) and groups of
+// them taking turns on stages. A group waits on a slot's `full` barrier two uses ahead only if
+// the slot's previous use belongs to another group, and parity waits cannot tell phases two
+// apart: so S is a multiple of the number of groups (a slot's previous use is the group's own).
+__host__ __device__ inline int stage_warps(int R, int RP, int CW) {
+  return min((R + RP - 1) / RP, CW);
 }
-__host__ __device__ inline int stage_groups(int R, int RP, int CW, int S, int KS = 1) {
-  return min(CW / stage_warps(R, RP, CW, KS), S);
+__host__ __device__ inline int stage_groups(int R, int RP, int CW, int S) {
+  return min(CW / stage_warps(R, RP, CW), S);
 }
-// Bytes of the KS > 1 partial sums: [2 uses][NG groups][R rows][KS warps][MT] floats.
-__host__ __device__ inline size_t ks_red_bytes(int R, int NG, int KS, int MT) {
-  return KS > 1 ? size_t(2) * NG * R * KS * MT * 4 : 0;
-}
-constexpr int kKsBarrier0 = 2;  // named barriers 2.. (1: sync_consumers), one per row group
 
 // Diagnostics (TC_QUANT_BULK_ABLATE, Y not valid): 1 the launch chain alone (same resources,
 // no work), 2 the weight stream alone (no X, no dots), 3 no X quantization.
@@ -54,8 +48,7 @@ template <int FMT, int MT, int kCW, int kMinBlocks, int XR, bool N16 = true, int
 __global__ void __launch_bounds__(kThreadsOf<kCW>, kMinBlocks)
     bulk_gemv_kernel(const uint8_t* __restrict__ W, const void* __restrict__ X, int xk,
                      float* __restrict__ Y, int M, int N, int K, uint32_t rb, int R, int RP, int S,
-                     int KS, int first, int pace, int ablate, int xpairs,
-                     unsigned long long* trace) {
+                     int first, int pace, int ablate, int xpairs, unsigned long long* trace) {
   static_assert(XC == 1 || (XC == 2 && MT == 1), "X by halves: pairs of CTAs, M = 1 only");
   extern __shared__ __align__(128) uint8_t smem[];
   uint64_t* full = reinterpret_cast<uint64_t*>(smem);
@@ -65,11 +58,10 @@ __global__ void __launch_bounds__(kThreadsOf<kCW>, kMinBlocks)
   const int U = K / 64;
   int4* xq = reinterpret_cast<int4*>(smem + kHead);  // [MT][4][U]
   int4* xm = xq + size_t(MT) * 4 * U;                // [MT][U]
-  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-  const int RW = stage_warps(R, RP, kCW, KS), NG = stage_groups(R, RP, kCW, S, KS);  // S % NG == 0
-  float* red = reinterpret_cast<float*>(xm + size_t(MT) * U);  // KS > 1: [2][NG][R][KS][MT]
-  uint8_t* ring = reinterpret_cast<uint8_t*>(red) + ks_red_bytes(R, NG, KS, MT);
+  uint8_t* ring = reinterpret_cast<uint8_t*>(xm + size_t(MT) * U);
   const size_t stage = size_t(R) * rb;
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  const int RW = stage_warps(R, RP, kCW), NG = stage_groups(R, RP, kCW, S);  // S % NG == 0
   const int64_t tiles = (int64_t(N) + R - 1) / R;
   const int t0 = int(tiles * blockIdx.x / gridDim.x);
   const int my = int(tiles * (blockIdx.x + 1) / gridDim.x) - t0;
@@ -139,14 +131,11 @@ __global__ void __launch_bounds__(kThreadsOf<kCW>, kMinBlocks)
   unsigned long long last_full = 0;
   const int group = warp / RW, wr = warp % RW;
   if (group >= NG) return;  // fewer stages than groups: these warps only quantized X
-  // KS warps share each row (units u = lane + 32 (kp + KS j)); RG row groups of a stage.
-  const int kp = wr % KS, rg = wr / KS, RG = RW / KS;
   XUnit<MT> xr[XR > 0 ? XR : 1];
   if constexpr (XR > 0) {
 #pragma unroll
     for (int j = 0; j < XR; ++j)
-      if (lane + 32 * (kp + KS * j) < U)
-        load_x<FMT, MT, N16>(xr[j], lane + 32 * (kp + KS * j), U, M, xq, xm);
+      if (lane + 32 * j < U) load_x<FMT, MT, N16>(xr[j], lane + 32 * j, U, M, xq, xm);
   }
   for (int s = group; s < my; s += NG) {
     const int slot = s % S;
@@ -162,22 +151,20 @@ __global__ void __launch_bounds__(kThreadsOf<kCW>, kMinBlocks)
     }
     const int64_t row0 = int64_t(t0 + s) * R;
     const int rows = int(N - row0 < R ? N - row0 : R);
-    float* sums = red + size_t(((s / NG) & 1) * NG + group) * R * KS * MT;  // [R][KS][MT]
-    for (int r = RP * rg; r < rows; r += RP * RG) {  // rows r and r + 1 share the X loads
+    for (int r = RP * wr; r < rows; r += RP * RW) {  // rows r and r + 1 share the X loads
       const uint8_t* row = ring + slot * stage + size_t(r) * rb;
       const bool two = RP == 2 && r + 1 < rows;
       float acc[2][MT] = {};
       if constexpr (XR > 0) {
 #pragma unroll
         for (int j = 0; j < XR; ++j) {
-          const int u = lane + 32 * (kp + KS * j);
-          if (u >= U) break;
-          unit_dot<FMT, MT, N16>(row, u, M, xr[j], acc[0]);
-          if (two) unit_dot<FMT, MT, N16>(row + rb, u, M, xr[j], acc[1]);
+          if (lane + 32 * j >= U) break;
+          unit_dot<FMT, MT, N16>(row, lane + 32 * j, M, xr[j], acc[0]);
+          if (two) unit_dot<FMT, MT, N16>(row + rb, lane + 32 * j, M, xr[j], acc[1]);
         }
       } else {
 #pragma unroll 2
-        for (int u = lane + 32 * kp; u < U; u += 32 * KS) {
+        for (int u = lane; u < U; u += 32) {
           XUnit<MT> x;
           load_x<FMT, MT, N16>(x, u, U, M, xq, xm);
           unit_dot<FMT, MT, N16>(row, u, M, x, acc[0]);
@@ -193,25 +180,7 @@ __global__ void __launch_bounds__(kThreadsOf<kCW>, kMinBlocks)
 #pragma unroll
           for (int o = 16; o > 0; o /= 2) v += __shfl_xor_sync(0xffffffffu, v, o);
           // h = 1 only for a pair (with RP = 1, row r + 1 belongs to another warp).
-          if (lane == 0 && (h == 0 || two)) {
-            if (KS == 1)
-              Y[size_t(m) * N + row0 + r + h] = v;
-            else
-              sums[((r + h) * KS + kp) * MT + m] = v;
-          }
-        }
-      }
-      if (KS > 1) {  // the row group's KS partial sums, added in kp order by its first warp
-        // The slot of `sums` is written again two of the group's stages later, after this
-        // barrier's next use, which kp = 0 reaches only once it has read it.
-        tile::named_barrier_sync(uint32_t(kKsBarrier0 + group * RG + rg), uint32_t(KS * 32));
-        if (kp == 0 && lane < RP * MT) {
-          const int h = lane / MT, m = lane % MT;
-          if (m < M && (h == 0 || two)) {
-            float v = 0.0f;
-            for (int q = 0; q < KS; ++q) v += sums[((r + h) * KS + q) * MT + m];
-            Y[size_t(m) * N + row0 + r + h] = v;
-          }
+          if (lane == 0 && (h == 0 || two)) Y[size_t(m) * N + row0 + r + h] = v;
         }
       }
     }

@@ -8,9 +8,7 @@
 //   and without its wait for X, and the earlier default (FIRST=4, no pacing): the same bits; X
 //   quantized by halves over 2-CTA clusters (TC_QUANT_BULK_XCL, by default Q8_0 above K =
 //   4096): the same codes, so the same bits (which launches the host sends to the cluster path
-//   is checked on its own, BulkGemvClusterChoice); each row of a stage shared by 2-8 warps
-//   (TC_QUANT_BULK_KS, the partial sums added in a fixed order): the bound and the same bits
-//   over repeats;
+//   is checked on its own, BulkGemvClusterChoice);
 // - X-in-registers MMA (M <= 8, quant_mma_xreg.cu): the hoisted unit offsets against the earlier
 //   addressing (TC_QUANT_F16_HOIST=0), the producer waiting for X after 1 or 2 stages
 //   (TC_QUANT_F16_XFIRST; 2 by default, 0 the earlier form) or keeping 1-2 stages in flight
@@ -120,17 +118,7 @@ TEST(QuantCudaDecodeKnobs, BulkGemvXPairsGiveTheSameBits) {
         {"TC_QUANT_BULK_XCL_K", "0"},
         {"TC_QUANT_BULK_PACE", "0"},
         {"TC_QUANT_BULK_FIRST", "4"}},
-       true},
-      // Rows shared by KS warps (their partial sums added in order: other bits than KS = 1).
-      {"ks=2 ks_k=0", {{"TC_QUANT_BULK_KS", "2"}, {"TC_QUANT_BULK_KS_K", "0"}}, false},
-      {"ks=4", {{"TC_QUANT_BULK_KS", "4"}}, false},
-      {"ks=8 ks_k=0", {{"TC_QUANT_BULK_KS", "8"}, {"TC_QUANT_BULK_KS_K", "0"}}, false},
-      {"ks=4 ks_k=0 xcl=2 xcl_k=0",
-       {{"TC_QUANT_BULK_KS", "4"},
-        {"TC_QUANT_BULK_KS_K", "0"},
-        {"TC_QUANT_BULK_XCL", "2"},
-        {"TC_QUANT_BULK_XCL_K", "0"}},
-       false}};
+       true}};
   uint32_t seed = 5100;
   int ran = 0;
   for (tc_dtype_t wf : {TC_DTYPE_Q4_0, TC_DTYPE_Q8_0, TC_DTYPE_Q4_K}) {
