@@ -125,9 +125,9 @@ tc_status_t launch_cfg(const Args& a, const Geo& g, cudaStream_t s) {
                     : std::strcmp(fix, "vec8") == 0 ? b32::kFixupVec8
                                                     : b32::kFixupWide;
   const bool cluster = cluster_fits<C>(g);
-  b32::Params p{a.M,   a.N,     a.K,     g.tiles,     g.splits,
-                g.per, fixup,   g.xin,   cluster,     static_cast<const float*>(a.x),
-                a.y,   nullptr, nullptr, next_token()};
+  b32::Params p{a.M,   a.N,     a.K, g.tiles, g.splits, g.per,   fixup,
+                g.xin, cluster, a.x, a.y,     nullptr,  nullptr, next_token()};
+  p.xk = x_kind(a.x_dtype);
   // TC_QUANT_B32_WBATCH=n: the W boxes of n stages issued together (Params::batch; A/B).
   if (const char* v = tc::knobs::get(tc::knobs::kQuantB32Wbatch))
     p.batch = std::max(1, std::atoi(v));
@@ -144,7 +144,6 @@ tc_status_t launch_cfg(const Args& a, const Geo& g, cudaStream_t s) {
   bool pdl = a.pdl;
   if (!g.xin) {
     const uint32_t total8 = uint32_t(size_t(a.M) * a.K / 8);
-    const auto* x4 = static_cast<const float4*>(a.x);
     auto* out = reinterpret_cast<uint4*>(work);
     const char* conv = tc::knobs::get(tc::knobs::kQuantB32Convert);  // quant_mma_b32_convert.cuh
     const uint32_t per_cta = b32::kConvThreads * b32::kConvUnroll;
@@ -153,9 +152,10 @@ tc_status_t launch_cfg(const Args& a, const Geo& g, cudaStream_t s) {
             ? launch_ex(b32::convert_x_resident_kernel,
                         dim3(std::min<uint32_t>((total8 + per_cta - 1) / per_cta,
                                                 uint32_t(std::max(1, sm_count())))),
-                        dim3(b32::kConvThreads), 0, s, 1, a.pdl, x4, total8, out, C::FMT == kQ4_0)
+                        dim3(b32::kConvThreads), 0, s, 1, a.pdl, a.x, p.xk, total8, out,
+                        C::FMT == kQ4_0)
             : launch_ex(b32::convert_x_kernel, dim3((total8 + 255) / 256), dim3(256), 0, s, 1,
-                        a.pdl, x4, total8, out, C::FMT == kQ4_0);
+                        a.pdl, a.x, p.xk, total8, out, C::FMT == kQ4_0);
     if (e != cudaSuccess) return cuda_fail(e, "quant b32 convert-X kernel launch");
     pdl = true;  // W streams in while the conversion runs
   }

@@ -1,6 +1,7 @@
 // The batched decode kernel's X conversion kernel (quant_mma_b32.cu; where the helper warps do
-// not convert X): X [M][K] f32 -> f16 into the workspace (8 values a chunk, round to nearest,
-// b32::x_chunk_f16), after the previous grid (which may write X) has ended.
+// not convert X): X [M][K] f32, f16 or bf16 (xk, XKind) -> f16 into the workspace (8 values a
+// chunk, round to nearest, b32::x_chunk_f16: half X widened to f32 first, the f32 path's bits),
+// after the previous grid (which may write X) has ended.
 //
 // Two forms:
 //  - convert_x_kernel (the default): one chunk a thread, 256-thread CTAs.
@@ -27,34 +28,35 @@ constexpr int kConvThreads = 128, kConvUnroll = 2;
 
 // One chunk a thread.
 __global__ void __launch_bounds__(256)
-    convert_x_kernel(const float4* x, uint32_t total8, uint4* out, bool hi16) {
+    convert_x_kernel(const void* x, int xk, uint32_t total8, uint4* out, bool hi16) {
   tc::tile::grid_dep_launch_dependents();
   tc::tile::grid_dep_wait();
   const uint32_t i = blockIdx.x * 256 + threadIdx.x;
-  if (i < total8) out[i] = x_chunk_f16(x[2 * i], x[2 * i + 1], i, hi16);
+  if (i < total8) {
+    uint4 r[2];
+    x_chunk_load(x, xk, size_t(i) * 8, r);
+    out[i] = x_chunk_f16(r, xk, i, hi16);
+  }
 }
 
 // kConvUnroll chunks a thread and round (loads first), grid-stride; <= 32 registers.
 __global__ void __launch_bounds__(kConvThreads, 65536 / (kConvThreads * 32))
-    convert_x_resident_kernel(const float4* x, uint32_t total8, uint4* out, bool hi16) {
+    convert_x_resident_kernel(const void* x, int xk, uint32_t total8, uint4* out, bool hi16) {
   tc::tile::grid_dep_launch_dependents();
   tc::tile::grid_dep_wait();
   const uint32_t stride = gridDim.x * kConvThreads;
   for (uint32_t i0 = blockIdx.x * kConvThreads + threadIdx.x; i0 < total8;
        i0 += kConvUnroll * stride) {
-    float4 v[kConvUnroll][2];
+    uint4 v[kConvUnroll][2];
 #pragma unroll
     for (int u = 0; u < kConvUnroll; ++u) {
       const uint32_t i = i0 + u * stride;
-      if (i < total8) {
-        v[u][0] = x[2 * i];
-        v[u][1] = x[2 * i + 1];
-      }
+      if (i < total8) x_chunk_load(x, xk, size_t(i) * 8, v[u]);
     }
 #pragma unroll
     for (int u = 0; u < kConvUnroll; ++u) {
       const uint32_t i = i0 + u * stride;
-      if (i < total8) out[i] = x_chunk_f16(v[u][0], v[u][1], i, hi16);
+      if (i < total8) out[i] = x_chunk_f16(v[u], xk, i, hi16);
     }
   }
 }

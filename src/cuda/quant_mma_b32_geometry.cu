@@ -14,6 +14,7 @@
 #include "cuda/quant_mma_b32.h"
 #include "cuda/quant_mma_b32_geometry.cuh"
 #include "cuda/quant_mma_b32_kernel.cuh"
+#include "cuda/quant_mma_f16_units.cuh"
 
 namespace tc::cuda::quant {
 namespace {
@@ -157,17 +158,21 @@ size_t cap_of(const Args& a) {
 bool b32::supports(const Args& a, std::string& why, Geo& g) {
   if (const char* v = tc::knobs::get(tc::knobs::kQuantB32); v && std::strcmp(v, "0") == 0)
     return (why = "TC_QUANT_B32=0", false);
-  // sm_90, Q4_0 / Q4_K / Q8_0, X f32, K % 256 == 0, W 16-byte aligned, a TMA encoder: the
-  // fused prefill kernel's conditions (whose Q4 decoders and W boxes this kernel shares), asked
-  // as Q4_0 for Q8_0 (its rows are whole 16-byte lines at K % 256 == 0 too).
+  // X f32, f16 or bf16 (read as given: Params::xk), checked first so that the reason names it
+  // on any machine.
+  if (x_kind(a.x_dtype) < 0) return bulk_mma_problem_xh_ok(a, why);
+  // sm_90, Q4_0 / Q4_K / Q8_0, K % 256 == 0, W 16-byte aligned, a TMA encoder: the fused
+  // prefill kernel's conditions (whose Q4 decoders and W boxes this kernel shares), asked as
+  // Q4_0 for Q8_0 (its rows are whole 16-byte lines at K % 256 == 0 too) and for f32 X.
   Args q = a;
+  q.x_dtype = TC_DTYPE_F32;
   if (a.w_dtype == TC_DTYPE_Q8_0) {
     // TC_QUANT_B32_Q8=0 (A/B): Q8_0 M > 8 back to the int8 MMA kernel (quant_mma_bulk.cu).
     if (const char* v = tc::knobs::get(tc::knobs::kQuantB32Q8); v && std::strcmp(v, "0") == 0)
       return (why = "TC_QUANT_B32_Q8=0", false);
     q.w_dtype = TC_DTYPE_Q4_0;
   }
-  if (!prefill_q4_wgmma_supports(q, why) || !bulk_mma_problem_ok(a, why)) return false;
+  if (!prefill_q4_wgmma_supports(q, why) || !bulk_mma_problem_xh_ok(a, why)) return false;
   if (a.N < 1) return (why = "N < 1", false);
   g = geometry(a, cap_of(a));  // M is 1..32 here
   return bulk_mma_buffers_ok(a, a.K >= 256 ? g.work : 0, "the b32 X and partial sums", why);

@@ -1,7 +1,8 @@
 // The batched decode kernel's helper warps (quant_mma_b32_kernel.cuh): warps 1..3 of the
 // producer warpgroup. For Q4_K they turn the block headers into f16 scales; with Params::xin
 // (where a CTA has <= 4 stages, or TC_QUANT_B32_XCONV=helpers; elsewhere the convert kernel
-// writes f16 X and TMA copies it) they also convert X from f32 into each stage's two
+// writes f16 X and TMA copies it) they also convert X from f32, f16 or bf16 (Params::xk; half
+// X is widened to f32 and then rounded as f32 X is: the same bits) into each stage's two
 // 128B-swizzled f16 boxes. That removes
 // a launch and its dependency hop per call (the convert grid had to end before the kernel's X
 // copy could start) and reads X from L2 in f32 (twice the bytes of f16 X: 0.9 bytes per byte
@@ -18,6 +19,7 @@
 #include <cstdint>
 
 #include "cuda/quant_dequant.cuh"
+#include "cuda/quant_mma_f16_units.cuh"
 #include "cuda/quant_prefill_q4k_scales.cuh"
 #include "cuda/tile/grid_dep.cuh"
 #include "cuda/tile/mbarrier.cuh"
@@ -41,8 +43,34 @@ __device__ __forceinline__ uint4 x_chunk_f16(float4 a, float4 b, uint32_t i8, bo
                     h2(b.z * f, b.w * f));
 }
 
+// The chunk of 8 elements of X (kind xk, XKind) from element e (e % 8 == 0), raw: two 16-byte
+// words of f32 (r[0], r[1]) or one of halves (r[0]).
+__device__ __forceinline__ void x_chunk_load(const void* x, int xk, size_t e, uint4 (&r)[2]) {
+  if (xk == kXF32) {
+    const uint4* p = reinterpret_cast<const uint4*>(static_cast<const float*>(x) + e);
+    r[0] = __ldg(p);
+    r[1] = __ldg(p + 1);
+  } else {
+    r[0] = __ldg(reinterpret_cast<const uint4*>(static_cast<const uint16_t*>(x) + e));
+  }
+}
+
+// That chunk to f16 as above (halves widened to f32 first, exactly).
+__device__ __forceinline__ uint4 x_chunk_f16(const uint4 (&r)[2], int xk, uint32_t i8, bool hi16) {
+  if (xk == kXF32) {
+    const float4 a = make_float4(__uint_as_float(r[0].x), __uint_as_float(r[0].y),
+                                 __uint_as_float(r[0].z), __uint_as_float(r[0].w));
+    const float4 b = make_float4(__uint_as_float(r[1].x), __uint_as_float(r[1].y),
+                                 __uint_as_float(r[1].z), __uint_as_float(r[1].w));
+    return x_chunk_f16(a, b, i8, hi16);
+  }
+  float4 a, b;
+  widen_x8(r[0], xk, a, b);
+  return x_chunk_f16(a, b, i8, hi16);
+}
+
 // Helper h (0 .. C::kHelpers - 1), stages kb0 .. kb0 + nk - 1. Per stage: wait for the slot
-// to be free (empty), load the stage's X (M rows x 128 k, f32, every chunk of the thread in
+// to be free (empty), load the stage's X (M rows x 128 k, every chunk of the thread in
 // flight at once), then (Q4_K, even stages) wait for the W box and write the scale slots of
 // this stage and the next, then store X in f16 at its swizzled place, fence it for the
 // tensor cores (async proxy) and arrive on xfull. Rows M..NX-1 of every slot are zeroed once
@@ -63,19 +91,14 @@ __device__ __forceinline__ void helpers(const Params& P, uint8_t* xs, const uint
   const int total = P.M * 16;
   for (int kb = 0; kb < nk; ++kb) {
     const int slot = kb % S;
-    float4 v[G][2];
+    uint4 v[G][2];  // raw chunks (x_chunk_load)
     if (P.xin) {
       if (kb >= S) mbar_wait(&empty[slot], ((kb / S) & 1) ^ 1);
       const size_t k0 = size_t(kb0 + kb) * kBK;
 #pragma unroll
       for (int u = 0; u < G; ++u) {
         const int i = h + u * NH;
-        if (i < total) {
-          const float4* src =
-              reinterpret_cast<const float4*>(P.x + size_t(i >> 4) * P.K + k0 + 8 * (i & 15));
-          v[u][0] = __ldg(src);
-          v[u][1] = __ldg(src + 1);
-        }
+        if (i < total) x_chunk_load(P.x, P.xk, size_t(i >> 4) * P.K + k0 + 8 * (i & 15), v[u]);
       }
     }
     if (C::FMT == kQ4_K && kb % 2 == 0) {
@@ -99,7 +122,7 @@ __device__ __forceinline__ void helpers(const Params& P, uint8_t* xs, const uint
           const int m = i >> 4, j = i & 15;  // row, chunk: box j / 8, chunk j % 8 of its row
           *reinterpret_cast<uint4*>(xd + (j >> 3) * C::kXHalf + m * 128 +
                                     (((j & 7) ^ (m & 7)) << 4)) =
-              x_chunk_f16(v[u][0], v[u][1], uint32_t(j), C::FMT == kQ4_0);
+              x_chunk_f16(v[u], P.xk, uint32_t(j), C::FMT == kQ4_0);
         }
       }
       fence_proxy_async();

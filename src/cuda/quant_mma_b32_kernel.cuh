@@ -1,8 +1,9 @@
 // Batched decode on sm_90a, M <= 32 (issue 4: M 9..32): Y[M,N] = X[M,K] dequant(W[N,K])^T as
 // Y^T = W X^T, with each W tile decoded ONCE from its packed blocks straight into wgmma's
-// register A operand (m64) and X, converted to f16 by a small kernel before (or, where a CTA
-// has few stages, by the kernel's helper warps: Params::xin), as the B operand (NX = 16 or 32
-// columns: n16 / n32, rows >= M zero) read by the tensor cores from shared memory. The fused
+// register A operand (m64) and X (f32, f16 or bf16: Params::xk), converted to f16 by a small
+// kernel before (or, where a CTA has few stages, by the kernel's helper warps: Params::xin; half
+// X is widened to f32 first, so it gives the bits of X widened to f32), as the B operand (NX = 16
+// or 32 columns: n16 / n32, rows >= M zero) read by the tensor cores from shared memory. The fused
 // prefill GEMM (quant_prefill_kernel.cuh) with a narrow X tile, more W rows per CTA and a K split:
 //  - The mma.sync kernels (quant_mma_f16.cu, quant_mma_xreg.cu) at M = 32 run four column
 //    tiles of m16n8k16 per weight fragment and load X's B fragments from shared memory with
@@ -106,13 +107,13 @@ struct Params {
   // How the last CTA of a tile loads the partials (quant_mma_b32_fixup.cuh; every form adds in
   // split order: the same bits).
   int fixup;
-  // X converted from f32 by the helper warps (where a CTA has <= 4 stages;
+  // X converted to f16 by the helper warps (where a CTA has <= 4 stages;
   // quant_mma_b32_geometry.cu) instead of copied by TMA from the convert kernel's f16.
   bool xin;
   // The splits of a tile are one cluster (grid splits x tiles; quant_mma_b32_cluster.cuh)
   // instead of the workspace fixup (grid tiles x splits).
   bool cluster;
-  const float* x;  // xin: X [M][K] f32
+  const void* x;  // xin: X [M][K] of kind xk
   float* y;
   float* part;  // splits > 1: [splits][tiles][NX][kRows]
   // splits > 1: [tiles] arrival words, token << 8 | arrivals. A word whose token is not this
@@ -129,6 +130,7 @@ struct Params {
   // every stage as soon as it lands and compute nothing: what the W and X stream alone costs;
   // 2 (=w) the same without X's copies (where the convert kernel's X is copied by TMA).
   int stream_only = 0;
+  int xk = kXF32;  // X's element kind (XKind: f32, f16, bf16; quant_mma_f16_units.cuh)
 };
 
 template <class C>

@@ -1,13 +1,14 @@
 // Batched decode, M <= 32, 8-bit activations: int8 tensor cores (mma.sync m16n8k32 s8) on
 // weights streamed by 1-D bulk copies (quant_kernels.h: launch_mma_bulk).
 //
-// Two kernels. The first quantizes X per 32 to int8 (scale amax / 127, as every q8 row) into
-// the caller's workspace: int8 rows [M][K] and per block and column {d, sum} [K/32][8 NT]. The
-// second, a persistent grid of one CTA per SM, copies that once into shared memory and streams
-// its range of 16-row passes through a ring of stages (16 rows x a K chunk, one bulk copy per
-// row, rows padded to an odd multiple of 16 bytes so the 8 row groups of a fragment load fall
-// on distinct banks). The consumer warps split the units of each chunk; at the end of a pass
-// their sums meet in shared memory. Per 32-element block the MMA gets the block's raw quants
+// Two kernels. The first quantizes X (f32, f16 or bf16: a runtime kind, XKind; half X is widened
+// to f32 as loaded, so the codes are those of X widened to f32) per 32 to int8 (scale amax / 127,
+// as every q8 row) into the caller's workspace: int8 rows [M][K] and per block and column {d,
+// sum} [K/32][8 NT]. The second, a persistent grid of one CTA per SM, copies that once into shared
+// memory and streams its range of 16-row passes through a ring of stages (16 rows x a K chunk, one
+// bulk copy per row, rows padded to an odd multiple of 16 bytes so the 8 row groups of a fragment
+// load fall on distinct banks). The consumer warps split the units of each chunk; at the end of a
+// pass their sums meet in shared memory. Per 32-element block the MMA gets the block's raw quants
 // as int8 (Q4 nibbles 0..15, Q8_0 bytes): A = 16 weight rows x 32 k, B = 32 k x 8 activation rows;
 // the int32 result is scaled per (row, column) by d_w * d_x, Q4_0's -8 and Q4_K's mins go through
 // the x sums. Each weight byte is read once for the whole batch, so batch 8 moves nearly the bytes
@@ -23,6 +24,7 @@
 #include "cuda/quant_bulk.cuh"
 #include "cuda/quant_launch.cuh"
 #include "cuda/quant_mma_bulk_units.cuh"
+#include "cuda/quant_mma_f16_units.cuh"
 
 namespace tc::cuda::quant {
 namespace {
@@ -93,9 +95,9 @@ Geo geometry(const Args& a) {
   return s2;
 }
 
-// Quantizes X (M rows) per 32 into the workspace: int8 [M][K], then {d, sum} [K/32][8 NT]
-// (zero for the columns M .. 8 NT - 1, which the MMA computes and nobody reads).
-__global__ void quantize_x_kernel(const float* __restrict__ X, int8_t* __restrict__ xq,
+// Quantizes X (M rows, kind xk) per 32 into the workspace: int8 [M][K], then {d, sum}
+// [K/32][8 NT] (zero for the columns M .. 8 NT - 1, which the MMA computes and nobody reads).
+__global__ void quantize_x_kernel(const void* __restrict__ X, int xk, int8_t* __restrict__ xq,
                                   int2* __restrict__ meta, int M, int K, int cols) {
   bulk::grid_wait();  // X is the previous grid's output
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -104,14 +106,20 @@ __global__ void quantize_x_kernel(const float* __restrict__ X, int8_t* __restric
     if (n >= M) {
       meta[i] = make_int2(0, 0);
     } else {
-      const float4* src = reinterpret_cast<const float4*>(X + size_t(n) * K + 32 * g);
+      const size_t e = size_t(n) * K + 32 * g;
       float4 v[8];
       float amax = 0.0f;
+      if (xk == kXF32) {
+        const float4* src = reinterpret_cast<const float4*>(static_cast<const float*>(X) + e);
 #pragma unroll
-      for (int j = 0; j < 8; ++j) {
-        v[j] = __ldg(src + j);
-        amax = fmaxf(amax, amax4(v[j]));
+        for (int j = 0; j < 8; ++j) v[j] = __ldg(src + j);
+      } else {  // 32 halves: four 16-byte loads
+        const uint4* src = reinterpret_cast<const uint4*>(static_cast<const uint16_t*>(X) + e);
+#pragma unroll
+        for (int j = 0; j < 4; ++j) widen_x8(__ldg(src + j), xk, v[2 * j], v[2 * j + 1]);
       }
+#pragma unroll
+      for (int j = 0; j < 8; ++j) amax = fmaxf(amax, amax4(v[j]));
       const float id = q8_inv_scale(amax);
       int w[8], sum = 0;
 #pragma unroll
@@ -277,7 +285,7 @@ size_t mma_bulk_work_bytes(const Args& a) {
 }
 
 bool mma_bulk_supports(const Args& a, std::string& why) {
-  if (!bulk_mma_problem_ok(a, why)) return false;
+  if (!bulk_mma_problem_xh_ok(a, why)) return false;
   const Geo g = geometry(a);
   if (g.S < kMinStages) return (why = "X and the stages do not fit in shared memory", false);
   return bulk_mma_buffers_ok(a, g.work, "the quantized X", why);
@@ -289,9 +297,8 @@ tc_status_t launch_mma_bulk(const Args& a, void* stream) {
   auto* xq = static_cast<int8_t*>(a.work);
   auto* meta = reinterpret_cast<int2*>(xq + size_t(a.M) * a.K);
   const int cols = 8 * g.NT, items = (a.K / 32) * cols;
-  const cudaError_t e =
-      launch_ex(quantize_x_kernel, dim3(unsigned((items + 255) / 256)), dim3(256), 0, s, 1, a.pdl,
-                static_cast<const float*>(a.x), xq, meta, a.M, a.K, cols);
+  const cudaError_t e = launch_ex(quantize_x_kernel, dim3(unsigned((items + 255) / 256)), dim3(256),
+                                  0, s, 1, a.pdl, a.x, x_kind(a.x_dtype), xq, meta, a.M, a.K, cols);
   if (e != cudaSuccess) return cuda_fail(e, "quant mma bulk: X quantize launch");
   return with_format(a.w_dtype, [&](auto f) { return launch_fmt<decltype(f)::value>(a, g, s); });
 }

@@ -15,14 +15,17 @@
 // lines so the 8 row groups of a fragment load hit distinct banks); 16 consumer warps split the
 // units of each chunk and meet in shared memory at the end of a pass, in warp order
 // (deterministic). X sits in shared memory in f16, in the permuted block order of the fragments
-// ([K/32][8 NT columns][4 lanes][8], zeros past M). Where all of X fits beside the ring, the
-// consumer warps convert it from f32 while the first stages land (one kernel, no workspace).
+// ([K/32][8 NT columns][4 lanes][8], zeros past M). X comes as f32, f16 or bf16 (Params::xk, a
+// runtime kind: half X is read at half the bytes, widened to f32 and rounded as f32 X is, so the
+// results are those of X widened to f32, bit for bit). Where all of X fits beside the ring, the
+// consumer warps convert it while the first stages land (one kernel, no workspace).
 // Otherwise a first kernel writes it to the workspace in that form and K is split between CTAs:
 // CTA group c of every split serves the same passes, writes partial sums, and the last CTA of the
 // group to finish adds them in split order. The weight stream never waits for the previous grid
 // (programmatic dependent launch where the caller asks, always after the convert kernel); X, Y
 // and the partial sums do. launch_mma_f16 hands M <= 8 to quant_mma_xreg.cu, the same arithmetic
-// without the per-pass barrier (docs/quant.md).
+// without the per-pass barrier (docs/quant.md); that one reads f32 X only, so half X is refused
+// where it serves (mma_f16_supports: the callers widen it).
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -114,25 +117,26 @@ Geo geometry(const Args& a) {
   return pick;
 }
 
-// X [M][K] to f16 in the fragments' order (x_item) into the workspace, for the K splits.
+// X [M][K] (kind xk) to f16 in the fragments' order (x_item) into the workspace, for the K splits.
 // Also zeroes the main kernel's arrival counters (cnt, `passes` >= its CTA groups; null without
 // K splits).
-__global__ void convert_x_kernel(const float* __restrict__ X, uint4* __restrict__ xh, int M, int K,
-                                 int cols, int* __restrict__ cnt, int passes) {
+__global__ void convert_x_kernel(const void* __restrict__ X, int xk, uint4* __restrict__ xh, int M,
+                                 int K, int cols, int* __restrict__ cnt, int passes) {
   bulk::grid_wait();  // X is the previous grid's output; the previous main kernel used cnt
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (cnt != nullptr && i < passes) cnt[i] = 0;
-  if (i < (K / 32) * cols * 4) xh[i] = x_item(X, M, K, cols, i);
+  if (i < (K / 32) * cols * 4) xh[i] = x_item(X, xk, M, K, cols, i);
   bulk::grid_launch_dependents();
 }
 
 struct Params {
   const uint8_t* W;
-  const float* X;   // X f32: splits == 1 converts it in the kernel
+  const void* X;    // X [M][K] of kind xk (XKind): splits == 1 converts it in the kernel
   const uint4* xh;  // splits > 1: X in f16, fragment order, all K (the convert kernel's)
   float* Y;
   float* part;                   // splits > 1: [splits][passes][NT * 128] partial sums of each pass
   int* cnt;                      // splits > 1: [cps] arrivals, zeroed by the convert kernel
+  int xk;                        // X's element kind (XKind: f32, f16, bf16)
   int M, N, K, Ks, splits, cps;  // cps: CTAs per split
   uint32_t rb, stride;           // row bytes of W; a row's padded slot in a stage
   int UC, S;                     // units per chunk, stages
@@ -194,7 +198,8 @@ __global__ void __launch_bounds__((kCW + 1) * 32, 1)
   if (P.splits == 1) {  // X to f16 here while the first stages land: no convert kernel between
     const int items = G * COLS * 4;  // this grid and the previous one
 #pragma unroll 4
-    for (int i = threadIdx.x; i < items; i += kCW * 32) xs[i] = x_item(P.X, P.M, P.K, COLS, i);
+    for (int i = threadIdx.x; i < items; i += kCW * 32)
+      xs[i] = x_item(P.X, P.xk, P.M, P.K, COLS, i);
     bulk::sync_consumers(kCW * 32);
   } else {
     bulk::bar_wait(xbar, 0);
@@ -282,7 +287,8 @@ tc_status_t launch_main(const Args& a, const Geo& g, cudaStream_t s) {
     return st;
   Params p;
   p.W = static_cast<const uint8_t*>(a.w);
-  p.X = static_cast<const float*>(a.x);
+  p.X = a.x;
+  p.xk = x_kind(a.x_dtype);
   p.xh = static_cast<const uint4*>(a.work);
   p.Y = a.y;
   p.part = reinterpret_cast<float*>(static_cast<uint8_t*>(a.work) + g.xh_bytes);
@@ -335,14 +341,21 @@ size_t mma_f16_work_bytes_upto(const Args& a) {
 }
 
 bool mma_f16_supports(const Args& a, std::string& why) {
-  if (!bulk_mma_problem_ok(a, why)) return false;
+  if (!bulk_mma_problem_xh_ok(a, why)) return false;
+  // Where the X-in-registers kernel serves, half X is refused (the callers widen it) rather than
+  // taken by this kernel, which measured 6-21% slower there (quant_mma_xreg.cu).
+  if (a.x_dtype != TC_DTYPE_F32 && use_xreg(a))
+    return (why = "half X where the X-in-registers kernel serves: it reads f32 X only", false);
   const Geo g = geometry(a);
   if (g.S < kMinStages) return (why = "X and the stages do not fit in shared memory", false);
   return bulk_mma_buffers_ok(a, g.work, "the f16 X", why);
 }
 
 tc_status_t launch_mma_f16(const Args& a, void* stream) {
-  if (use_xreg(a)) return launch_mma_f16_xreg(a, stream);
+  if (use_xreg(a)) {
+    if (a.x_dtype != TC_DTYPE_F32) return TC_ERROR_NOT_SUPPORTED;  // mma_f16_supports refuses it
+    return launch_mma_f16_xreg(a, stream);
+  }
   auto s = static_cast<cudaStream_t>(stream);
   const Geo g = geometry(a);
   const int cols = 8 * g.NT, items = (a.K / 32) * cols * 4;
@@ -354,7 +367,7 @@ tc_status_t launch_mma_f16(const Args& a, void* stream) {
   const int threads = std::max(items, passes);
   if (g.splits > 1) {  // unsplit, the main kernel converts X itself
     const cudaError_t e = launch_ex(convert_x_kernel, dim3(unsigned((threads + 255) / 256)),
-                                    dim3(256), 0, s, 1, a.pdl, static_cast<const float*>(a.x),
+                                    dim3(256), 0, s, 1, a.pdl, a.x, x_kind(a.x_dtype),
                                     static_cast<uint4*>(a.work), a.M, a.K, cols, cnt, passes);
     if (e != cudaSuccess) return cuda_fail(e, "quant mma f16: X convert launch");
   }

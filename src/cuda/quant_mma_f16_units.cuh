@@ -13,16 +13,63 @@
 // b0 / b1). The order is what the nibble tricks give cheaply: a 32-bit word of 4 quant bytes
 // yields bytes 0 and 2 with one lop3, bytes 1 and 3 after a shift.
 //
+// X comes as f32, f16 or bf16 (x_item, a runtime kind); every kind is rounded to f16 through f32.
+//
 // Nibble to f16: (q & 0xF) | 0x6400 is the f16 1024 + q; (q & 0xF0) | 0x6400 is 1024 + 16 q.
 // Subtracting the exact offset first, then multiplying by the scale, rounds each weight once
 // (an fma with a folded offset would round the offset times the scale instead).
 #pragma once
 
+#include <cuda_fp16.h>
 #include <cuda_runtime.h>
+#include <tc/tc.h>
 
 #include <cstdint>
+#include <string>
 
 #include "cuda/quant_dequant.cuh"
+#include "cuda/quant_launch.cuh"
+
+namespace tc::cuda::quant {
+
+// X's element kinds, shared by the batched-decode kernels (this one, quant_mma_b32*,
+// quant_mma_bulk.cu): a runtime value in the kernel parameters, not a template parameter (no
+// kernel instance per kind). A half value is widened to f32 (exact) and then takes the f32 path,
+// so the results are those of X widened to f32, bit for bit.
+enum XKind : int { kXF32 = 0, kXF16 = 1, kXBF16 = 2 };
+
+// The kind of X of dtype x; -1 for a dtype the kernels do not read.
+__host__ __device__ constexpr int x_kind(tc_dtype_t x) {
+  return x == TC_DTYPE_F32 ? kXF32 : x == TC_DTYPE_F16 ? kXF16 : x == TC_DTYPE_BF16 ? kXBF16 : -1;
+}
+
+// Two halves of kind xk (f16 or bf16) in a 32-bit word (the lower address in the low bits) as
+// f32.
+__device__ __forceinline__ float2 widen_x2(uint32_t w, int xk) {
+  if (xk == kXF16) return __half22float2(*reinterpret_cast<const __half2*>(&w));
+  return make_float2(__uint_as_float(w << 16), __uint_as_float(w & 0xFFFF0000u));
+}
+// Eight halves of kind xk (a 16-byte word) as f32: elements 0..3 in lo, 4..7 in hi.
+__device__ __forceinline__ void widen_x8(uint4 r, int xk, float4& lo, float4& hi) {
+  const float2 a = widen_x2(r.x, xk), b = widen_x2(r.y, xk);
+  const float2 c = widen_x2(r.z, xk), d = widen_x2(r.w, xk);
+  lo = make_float4(a.x, a.y, b.x, b.y);
+  hi = make_float4(c.x, c.y, d.x, d.y);
+}
+
+// bulk_mma_problem_ok (quant_launch.cuh) with X f32, f16 or bf16: what the batched-decode
+// kernels ask of the problem.
+inline bool bulk_mma_problem_xh_ok(const Args& a, std::string& why) {
+  if (x_kind(a.x_dtype) < 0)
+    return (
+        why = std::string("x_dtype ") + tc_dtype_name(a.x_dtype) + ": X must be f32, f16 or bf16",
+        false);
+  Args f = a;
+  f.x_dtype = TC_DTYPE_F32;
+  return bulk_mma_problem_ok(f, why);
+}
+
+}  // namespace tc::cuda::quant
 
 namespace tc::cuda::quant::mma_f16 {
 
@@ -90,17 +137,24 @@ __host__ __device__ constexpr int unit_bytes(int fmt) {
   return fmt == kQ8_0 ? 68 : 36;
 }
 
+// Elements e .. e + 3 of X (e % 4 == 0) as f32: 16 bytes of f32 or 8 of halves.
+__device__ __forceinline__ float4 x_load4(const void* __restrict__ X, int xk, size_t e) {
+  if (xk == kXF32) return __ldg(reinterpret_cast<const float4*>(X) + e / 4);
+  const uint2 r = __ldg(reinterpret_cast<const uint2*>(X) + e / 4);
+  const float2 lo = widen_x2(r.x, xk), hi = widen_x2(r.y, xk);
+  return make_float4(lo.x, lo.y, hi.x, hi.y);
+}
+
 // Item i = (b cols + n) 4 + t of X in f16 in the fragments' order: the 8 elements xperm(t, 0..7)
-// of block b of row n of X [M][K] f32 (zeros for n >= M, columns the MMA computes and nobody
-// reads). .x/.y are the first m16n8k16's B (k 0..15 of the block in MMA order), .z/.w the
-// second's.
-__device__ __forceinline__ uint4 x_item(const float* __restrict__ X, int M, int K, int cols,
+// of block b of row n of X [M][K] (elements of kind xk; zeros for n >= M, columns the MMA
+// computes and nobody reads). .x/.y are the first m16n8k16's B (k 0..15 of the block in MMA
+// order), .z/.w the second's.
+__device__ __forceinline__ uint4 x_item(const void* __restrict__ X, int xk, int M, int K, int cols,
                                         int i) {
   const int t = i % 4, n = (i / 4) % cols, b = i / (4 * cols);
   if (n >= M) return make_uint4(0, 0, 0, 0);
-  const float* src = X + size_t(n) * K + 32 * b + 4 * t;
-  const float4 v0 = __ldg(reinterpret_cast<const float4*>(src));
-  const float4 v1 = __ldg(reinterpret_cast<const float4*>(src + 16));
+  const size_t e = size_t(n) * K + 32 * b + 4 * t;
+  const float4 v0 = x_load4(X, xk, e), v1 = x_load4(X, xk, e + 16);
   static_assert(xperm(1, 1) == 6 && xperm(1, 2) == 5 && xperm(1, 5) == 22, "xperm order");
   auto pack = [](float lo, float hi) {
     uint32_t d;
@@ -108,6 +162,11 @@ __device__ __forceinline__ uint4 x_item(const float* __restrict__ X, int M, int 
     return d;
   };
   return make_uint4(pack(v0.x, v0.z), pack(v0.y, v0.w), pack(v1.x, v1.z), pack(v1.y, v1.w));
+}
+// X f32 (quant_mma_xreg.cu).
+__device__ __forceinline__ uint4 x_item(const float* __restrict__ X, int M, int K, int cols,
+                                        int i) {
+  return x_item(X, kXF32, M, K, cols, i);
 }
 
 // Output o of a 16-row pass's fragment (o = (nt * 4 + i) * 32 + l: C row l / 4 + 8 (i / 2),
