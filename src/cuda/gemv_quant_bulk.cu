@@ -187,11 +187,6 @@ tc_status_t prepare(const void* kernel, bool two_ctas) {
   return TC_SUCCESS;
 }
 
-// X's element type as the kernel takes it (gemv_bulk_supports admits only these three).
-int x_kind(tc_dtype_t t) {
-  return t == TC_DTYPE_F16 ? kXF16 : t == TC_DTYPE_BF16 ? kXBF16 : kXF32;
-}
-
 template <int FMT, int MT, int CW, int MINB, int XR = 0, bool N16 = true, int XC = 1>
 tc_status_t launch_fmt(const Args& a, const Config& c, cudaStream_t s) {
   auto* kernel = bulk_gemv_kernel<FMT, MT, CW, MINB, XR, N16, XC>;
@@ -256,8 +251,7 @@ tc_status_t launch_m(const Args& a, cudaStream_t s) {
 }  // namespace
 
 bool gemv_bulk_supports(const Args& a, std::string& why) {
-  if (a.x_dtype != TC_DTYPE_F32 && a.x_dtype != TC_DTYPE_F16 && a.x_dtype != TC_DTYPE_BF16)
-    return (why = "x must be f32, f16 or bf16", false);
+  if (x_kind(a.x_dtype) < 0) return (why = "x must be f32, f16 or bf16", false);
   if (a.w_dtype != TC_DTYPE_Q4_0 && a.w_dtype != TC_DTYPE_Q8_0 && a.w_dtype != TC_DTYPE_Q4_K)
     return (why = "formats Q4_0, Q8_0, Q4_K only", false);
   if (a.M < 1 || a.M > kMaxM) return (why = "M > 4", false);

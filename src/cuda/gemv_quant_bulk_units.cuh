@@ -167,17 +167,9 @@ struct XItem {
   float4 v[4];
   float amax;
 };
-// X's element type (a kernel argument, uniform: no more instances): f32, or f16 / bf16, which
-// are widened to f32 exactly as loaded, so the codes are those of the f32 path on the widened X
-// (half the bytes of X cross from L2 to each CTA).
-enum XKind { kXF32 = 0, kXF16 = 1, kXBF16 = 2 };
-__device__ __forceinline__ float half_bits_to_f32(uint32_t h, int xk) {
-  return xk == kXBF16 ? __uint_as_float(h << 16) : h2f(uint16_t(h));
-}
-__device__ __forceinline__ float4 halves_to_f32(uint32_t a, uint32_t b, int xk) {
-  return make_float4(half_bits_to_f32(a & 0xFFFFu, xk), half_bits_to_f32(a >> 16, xk),
-                     half_bits_to_f32(b & 0xFFFFu, xk), half_bits_to_f32(b >> 16, xk));
-}
+// X's element kind (XKind, quant_dequant.cuh: a kernel argument, uniform, no more instances):
+// f16 / bf16 X is widened to f32 exactly as loaded, so the codes are those of the f32 path on the
+// widened X (half the bytes of X cross from L2 to each CTA).
 __device__ __forceinline__ void x_load(const void* __restrict__ X, int xk, int K, int U, int total,
                                        int i, XItem& it) {
   it.amax = 0.0f;
@@ -193,10 +185,8 @@ __device__ __forceinline__ void x_load(const void* __restrict__ X, int xk, int K
   } else {  // 16 halves: two 16-byte loads
     const uint4* src = reinterpret_cast<const uint4*>(static_cast<const uint16_t*>(X) + at);
     const uint4 a = __ldg(src), b = __ldg(src + 1);
-    it.v[0] = halves_to_f32(a.x, a.y, xk);
-    it.v[1] = halves_to_f32(a.z, a.w, xk);
-    it.v[2] = halves_to_f32(b.x, b.y, xk);
-    it.v[3] = halves_to_f32(b.z, b.w, xk);
+    widen_x8(a, xk, it.v[0], it.v[1]);
+    widen_x8(b, xk, it.v[2], it.v[3]);
   }
 #pragma unroll
   for (int e = 0; e < 4; ++e) it.amax = fmaxf(it.amax, amax4(it.v[e]));

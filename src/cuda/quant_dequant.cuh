@@ -5,12 +5,39 @@
 #pragma once
 
 #include <cuda_fp16.h>
+#include <tc/tc.h>
 
 #include <cstdint>
 
 namespace tc::cuda::quant {
 
 enum Fmt : int { kQ4_0 = 0, kQ8_0 = 1, kQ4_K = 2, kQ6_K = 3 };
+
+// X's element kinds, shared by the 8-bit-activation decode kernels (the bulk GEMV, the f16 MMA
+// and its X-in-registers form, quant_mma_b32*, quant_mma_bulk.cu): a runtime value in the kernel
+// parameters, not a template parameter (no kernel instance per kind). A half value is widened to
+// f32 (exact) and then takes the f32 path, so the results are those of X widened to f32, bit for
+// bit.
+enum XKind : int { kXF32 = 0, kXF16 = 1, kXBF16 = 2 };
+
+// The kind of X of dtype x; -1 for a dtype the kernels do not read.
+__host__ __device__ constexpr int x_kind(tc_dtype_t x) {
+  return x == TC_DTYPE_F32 ? kXF32 : x == TC_DTYPE_F16 ? kXF16 : x == TC_DTYPE_BF16 ? kXBF16 : -1;
+}
+
+// Two halves of kind xk (f16 or bf16) in a 32-bit word (the lower address in the low bits) as
+// f32.
+__device__ __forceinline__ float2 widen_x2(uint32_t w, int xk) {
+  if (xk == kXF16) return __half22float2(*reinterpret_cast<const __half2*>(&w));
+  return make_float2(__uint_as_float(w << 16), __uint_as_float(w & 0xFFFF0000u));
+}
+// Eight halves of kind xk (a 16-byte word) as f32: elements 0..3 in lo, 4..7 in hi.
+__device__ __forceinline__ void widen_x8(uint4 r, int xk, float4& lo, float4& hi) {
+  const float2 a = widen_x2(r.x, xk), b = widen_x2(r.y, xk);
+  const float2 c = widen_x2(r.z, xk), d = widen_x2(r.w, xk);
+  lo = make_float4(a.x, a.y, b.x, b.y);
+  hi = make_float4(c.x, c.y, d.x, d.y);
+}
 
 __device__ __forceinline__ float h2f(uint16_t h) {
   return __half2float(__ushort_as_half(h));

@@ -21,7 +21,11 @@ namespace tc::cuda::quant {
 struct Args {
   int M = 0, N = 0, K = 0;
   tc_dtype_t w_dtype = TC_DTYPE_Q4_0;  // Q4_0, Q8_0, Q4_K, Q6_K or I8
-  tc_dtype_t x_dtype = TC_DTYPE_F32;   // F32, or I8 with I8 weights (x = x_scale * q)
+  // F32; F16 / BF16 for the 8-bit-activation decode kernels that read them (launch_gemv_bulk,
+  // launch_mma_f16, launch_mma_bulk, launch_mma_b32: each *_supports says), which widen each
+  // value exactly, so Y has the bits of the f32 launch on the widened X; or I8 with I8 weights
+  // (x = x_scale * q).
+  tc_dtype_t x_dtype = TC_DTYPE_F32;
   const void* w = nullptr;
   const float* w_scales = nullptr;  // I8 weights: N floats
   const void* x = nullptr;          // [M,K]

@@ -24,8 +24,7 @@
 // group to finish adds them in split order. The weight stream never waits for the previous grid
 // (programmatic dependent launch where the caller asks, always after the convert kernel); X, Y
 // and the partial sums do. launch_mma_f16 hands M <= 8 to quant_mma_xreg.cu, the same arithmetic
-// without the per-pass barrier (docs/quant.md); that one reads f32 X only, so half X is refused
-// where it serves (mma_f16_supports: the callers widen it).
+// without the per-pass barrier (docs/quant.md), which reads X as this one does.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -342,20 +341,13 @@ size_t mma_f16_work_bytes_upto(const Args& a) {
 
 bool mma_f16_supports(const Args& a, std::string& why) {
   if (!bulk_mma_problem_xh_ok(a, why)) return false;
-  // Where the X-in-registers kernel serves, half X is refused (the callers widen it) rather than
-  // taken by this kernel, which measured 6-21% slower there (quant_mma_xreg.cu).
-  if (a.x_dtype != TC_DTYPE_F32 && use_xreg(a))
-    return (why = "half X where the X-in-registers kernel serves: it reads f32 X only", false);
   const Geo g = geometry(a);
   if (g.S < kMinStages) return (why = "X and the stages do not fit in shared memory", false);
   return bulk_mma_buffers_ok(a, g.work, "the f16 X", why);
 }
 
 tc_status_t launch_mma_f16(const Args& a, void* stream) {
-  if (use_xreg(a)) {
-    if (a.x_dtype != TC_DTYPE_F32) return TC_ERROR_NOT_SUPPORTED;  // mma_f16_supports refuses it
-    return launch_mma_f16_xreg(a, stream);
-  }
+  if (use_xreg(a)) return launch_mma_f16_xreg(a, stream);
   auto s = static_cast<cudaStream_t>(stream);
   const Geo g = geometry(a);
   const int cols = 8 * g.NT, items = (a.K / 32) * cols * 4;

@@ -32,31 +32,6 @@
 
 namespace tc::cuda::quant {
 
-// X's element kinds, shared by the batched-decode kernels (this one, quant_mma_b32*,
-// quant_mma_bulk.cu): a runtime value in the kernel parameters, not a template parameter (no
-// kernel instance per kind). A half value is widened to f32 (exact) and then takes the f32 path,
-// so the results are those of X widened to f32, bit for bit.
-enum XKind : int { kXF32 = 0, kXF16 = 1, kXBF16 = 2 };
-
-// The kind of X of dtype x; -1 for a dtype the kernels do not read.
-__host__ __device__ constexpr int x_kind(tc_dtype_t x) {
-  return x == TC_DTYPE_F32 ? kXF32 : x == TC_DTYPE_F16 ? kXF16 : x == TC_DTYPE_BF16 ? kXBF16 : -1;
-}
-
-// Two halves of kind xk (f16 or bf16) in a 32-bit word (the lower address in the low bits) as
-// f32.
-__device__ __forceinline__ float2 widen_x2(uint32_t w, int xk) {
-  if (xk == kXF16) return __half22float2(*reinterpret_cast<const __half2*>(&w));
-  return make_float2(__uint_as_float(w << 16), __uint_as_float(w & 0xFFFF0000u));
-}
-// Eight halves of kind xk (a 16-byte word) as f32: elements 0..3 in lo, 4..7 in hi.
-__device__ __forceinline__ void widen_x8(uint4 r, int xk, float4& lo, float4& hi) {
-  const float2 a = widen_x2(r.x, xk), b = widen_x2(r.y, xk);
-  const float2 c = widen_x2(r.z, xk), d = widen_x2(r.w, xk);
-  lo = make_float4(a.x, a.y, b.x, b.y);
-  hi = make_float4(c.x, c.y, d.x, d.y);
-}
-
 // bulk_mma_problem_ok (quant_launch.cuh) with X f32, f16 or bf16: what the batched-decode
 // kernels ask of the problem.
 inline bool bulk_mma_problem_xh_ok(const Args& a, std::string& why) {
@@ -162,11 +137,6 @@ __device__ __forceinline__ uint4 x_item(const void* __restrict__ X, int xk, int 
     return d;
   };
   return make_uint4(pack(v0.x, v0.z), pack(v0.y, v0.w), pack(v1.x, v1.z), pack(v1.y, v1.w));
-}
-// X f32 (quant_mma_xreg.cu).
-__device__ __forceinline__ uint4 x_item(const float* __restrict__ X, int M, int K, int cols,
-                                        int i) {
-  return x_item(X, kXF32, M, K, cols, i);
 }
 
 // Output o of a 16-row pass's fragment (o = (nt * 4 + i) * 32 + l: C row l / 4 + 8 (i / 2),

@@ -9,7 +9,9 @@
 // - X lives in registers: warp w always takes the units u = w + 16 j (j < XU) of every pass, so
 //   each lane loads its B fragments of those units once from global memory (x_item: the same
 //   f16 values and order as the shared-memory copy of the other kernel) and shared memory
-//   carries only the weights. XU NT 8 registers: at most 32 (48 for M <= 8 with K split).
+//   carries only the weights. XU NT 8 registers: at most 32 (48 for M <= 8 with K split). X
+//   comes as f32, f16 or bf16 (xk, a runtime kind; x_item widens half X to f32 exactly, so the
+//   bits are those of X widened to f32).
 // - No CTA-wide barrier: warps meet only through mbarriers. After its units of pass q a warp
 //   releases the stage, writes its partial sums into reduction slot q % RS (waiting for that
 //   slot's previous reduction first) and arrives on the slot; warp q % 16 adds the 16 partials
@@ -134,7 +136,7 @@ Geo geometry(const Args& a) {
 // false: the earlier form (TC_QUANT_F16_HOIST=0, A/B). Same loads and arithmetic, same bits.
 template <int FMT, int NT, int C, int XU, bool HOIST>
 __global__ void __launch_bounds__((kCW + 1) * 32, 1)
-    mma_xreg_kernel(const uint8_t* __restrict__ W, const float* __restrict__ X,
+    mma_xreg_kernel(const uint8_t* __restrict__ W, const void* __restrict__ X, int xk,
                     float* __restrict__ Y, int M, int N, int K, int Ks, uint32_t rb,
                     uint32_t stride, int S, int RS, int xfirst, int pace) {
   constexpr int UB = unit_bytes(FMT), COLS = 8 * NT, OUT = 128 * NT;
@@ -196,9 +198,9 @@ __global__ void __launch_bounds__((kCW + 1) * 32, 1)
       for (int h = 0; h < 2; ++h)
 #pragma unroll
         for (int nt = 0; nt < NT; ++nt)
-          xb[j][h][nt] =
-              u < U ? x_item(X, M, K, COLS, ((2 * (k0 / 64 + u) + h) * COLS + 8 * nt + g) * 4 + t)
-                    : make_uint4(0, 0, 0, 0);
+          xb[j][h][nt] = u < U ? x_item(X, xk, M, K, COLS,
+                                        ((2 * (k0 / 64 + u) + h) * COLS + 8 * nt + g) * 4 + t)
+                               : make_uint4(0, 0, 0, 0);
     }
     __syncwarp();
     if (lane == 0) bulk::bar_arrive(xready);  // this warp's X loads are issued (and converted)
@@ -305,8 +307,8 @@ tc_status_t launch_fmt(const Args& a, const Geo& g, cudaStream_t s) {
             : sm_count();
   const cudaError_t e = launch_ex(
       kernel, dim3(unsigned(C * std::max(1, std::min(passes, ncl)))), dim3((kCW + 1) * 32), g.smem,
-      s, C, a.pdl, static_cast<const uint8_t*>(a.w), static_cast<const float*>(a.x), a.y, a.M, a.N,
-      a.K, g.Ks, uint32_t(w_row_bytes(a)), g.stride, g.S, g.RS, g.xfirst, g.pace);
+      s, C, a.pdl, static_cast<const uint8_t*>(a.w), a.x, x_kind(a.x_dtype), a.y, a.M, a.N, a.K,
+      g.Ks, uint32_t(w_row_bytes(a)), g.stride, g.S, g.RS, g.xfirst, g.pace);
   return e == cudaSuccess ? launched("quant mma f16 xreg kernel launch")
                           : cuda_fail(e, "quant mma f16 xreg kernel launch");
 }
