@@ -124,7 +124,8 @@ __global__ void convert_x_kernel(const void* __restrict__ X, int xk, uint4* __re
   bulk::grid_wait();  // X is the previous grid's output; the previous main kernel used cnt
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (cnt != nullptr && i < passes) cnt[i] = 0;
-  if (i < (K / 32) * cols * 4) xh[i] = x_item(X, xk, M, K, cols, i);
+  if (i < (K / 32) * cols * 4)
+    with_x_kind(xk, [&](auto k) { xh[i] = x_item<decltype(k)::value>(X, M, K, cols, i); });
   bulk::grid_launch_dependents();
 }
 
@@ -196,9 +197,11 @@ __global__ void __launch_bounds__((kCW + 1) * 32, 1)
   tile::FragC16x8 acc[CHAINS][NT] = {};
   if (P.splits == 1) {  // X to f16 here while the first stages land: no convert kernel between
     const int items = G * COLS * 4;  // this grid and the previous one
+    with_x_kind(P.xk, [&](auto k) {
 #pragma unroll 4
-    for (int i = threadIdx.x; i < items; i += kCW * 32)
-      xs[i] = x_item(P.X, P.xk, P.M, P.K, COLS, i);
+      for (int i = threadIdx.x; i < items; i += kCW * 32)
+        xs[i] = x_item<decltype(k)::value>(P.X, P.M, P.K, COLS, i);
+    });
     bulk::sync_consumers(kCW * 32);
   } else {
     bulk::bar_wait(xbar, 0);

@@ -191,17 +191,21 @@ __global__ void __launch_bounds__((kCW + 1) * 32, 1)
     int uu[XU];
     uint4 xb[XU][2][NT];
 #pragma unroll
-    for (int j = 0; j < XU; ++j) {
-      const int u = warp + kCW * j;
-      uu[j] = min(u, U - 1);
+    for (int j = 0; j < XU; ++j) uu[j] = min(warp + kCW * j, U - 1);
+    with_x_kind(xk, [&](auto k) {
 #pragma unroll
-      for (int h = 0; h < 2; ++h)
+      for (int j = 0; j < XU; ++j) {
+        const int u = warp + kCW * j;
 #pragma unroll
-        for (int nt = 0; nt < NT; ++nt)
-          xb[j][h][nt] = u < U ? x_item(X, xk, M, K, COLS,
-                                        ((2 * (k0 / 64 + u) + h) * COLS + 8 * nt + g) * 4 + t)
-                               : make_uint4(0, 0, 0, 0);
-    }
+        for (int h = 0; h < 2; ++h)
+#pragma unroll
+          for (int nt = 0; nt < NT; ++nt)
+            xb[j][h][nt] =
+                u < U ? x_item<decltype(k)::value>(
+                            X, M, K, COLS, ((2 * (k0 / 64 + u) + h) * COLS + 8 * nt + g) * 4 + t)
+                      : make_uint4(0, 0, 0, 0);
+      }
+    });
     __syncwarp();
     if (lane == 0) bulk::bar_arrive(xready);  // this warp's X loads are issued (and converted)
     // Q4_K: a warp's units share their quarter of a super-block (u % 4 == warp % 4; k0 % 256
