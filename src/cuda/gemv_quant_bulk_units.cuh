@@ -170,24 +170,23 @@ struct XItem {
 // X's element kind (XKind, quant_dequant.cuh: a kernel argument, uniform, no more instances):
 // f16 / bf16 X is widened to f32 exactly as loaded, so the codes are those of the f32 path on the
 // widened X (half the bytes of X cross from L2 to each CTA).
-template <int XK>
-__device__ __forceinline__ void x_load(const void* __restrict__ X, int K, int U, int total, int i,
-                                       XItem& it) {
+__device__ __forceinline__ void x_load(const void* __restrict__ X, int xk, int K, int U, int total,
+                                       int i, XItem& it) {
   it.amax = 0.0f;
 #pragma unroll
   for (int e = 0; e < 4; ++e) it.v[e] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
   if (i >= total) return;
   const int j = i & 3, u = (i >> 2) % U, m = (i >> 2) / U;
   const size_t at = size_t(m) * K + 64 * u + 16 * j;  // the item's first element
-  if constexpr (XK == kXF32) {
+  if (xk == kXF32) {
     const float4* src = reinterpret_cast<const float4*>(static_cast<const float*>(X) + at);
 #pragma unroll
     for (int e = 0; e < 4; ++e) it.v[e] = __ldg(src + e);
   } else {  // 16 halves: two 16-byte loads
     const uint4* src = reinterpret_cast<const uint4*>(static_cast<const uint16_t*>(X) + at);
     const uint4 a = __ldg(src), b = __ldg(src + 1);
-    widen_x8(a, XK, it.v[0], it.v[1]);
-    widen_x8(b, XK, it.v[2], it.v[3]);
+    widen_x8(a, xk, it.v[0], it.v[1]);
+    widen_x8(b, xk, it.v[2], it.v[3]);
   }
 #pragma unroll
   for (int e = 0; e < 4; ++e) it.amax = fmaxf(it.amax, amax4(it.v[e]));
@@ -231,16 +230,13 @@ __device__ __forceinline__ void quantize_x(const void* __restrict__ X, int xk, i
                                            uint32_t peer_xm = 0) {
   const int total = i1 < 0 ? M * U * 4 : i1;  // a multiple of 4: a unit's lanes all in or out
   const int tid = int(threadIdx.x), step = pairs && total - i0 > threads ? 2 * threads : threads;
-  with_x_kind(xk, [&](auto k) {  // one loop per kind: both items' loads go out together
-    constexpr int XK = decltype(k)::value;
-    for (int i = i0; i < total; i += step) {
-      XItem a, b;
-      x_load<XK>(X, K, U, total, i + tid, a);
-      if (step > threads) x_load<XK>(X, K, U, total, i + threads + tid, b);
-      x_store(a, U, total, i + tid, xq, xm, peer_xq, peer_xm);
-      if (step > threads) x_store(b, U, total, i + threads + tid, xq, xm, peer_xq, peer_xm);
-    }
-  });
+  for (int i = i0; i < total; i += step) {
+    XItem a, b;
+    x_load(X, xk, K, U, total, i + tid, a);
+    if (step > threads) x_load(X, xk, K, U, total, i + threads + tid, b);
+    x_store(a, U, total, i + tid, xq, xm, peer_xq, peer_xm);
+    if (step > threads) x_store(b, U, total, i + threads + tid, xq, xm, peer_xq, peer_xm);
+  }
 }
 
 }  // namespace tc::cuda::quant::bulk_gemv
