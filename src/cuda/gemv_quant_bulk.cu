@@ -126,6 +126,11 @@ Config config(int M, tc_dtype_t w) {
   const int xcl = env_int(knobs::kQuantBulkXcl, w == TC_DTYPE_Q8_0 ? 2 : 1);
   c.xcl = c.warps == 16 && xcl == 2;
   c.xcl_k = env_int(knobs::kQuantBulkXclK, 4096);
+  // Q8_0: single rows per warp by default (TC_QUANT_BULK_RP=1: 4 warps on a stage of 4 rows at
+  // K = 4096 instead of 2 pairs). 7B step with X f16, H200 2026-11-30 06:21 UTC: Q8_0 1.912 /
+  // 1.914 ms against 1.928 / 1.928; Q4_0 1.236-1.239 against 1.178-1.185, Q4_K 1.324-1.326
+  // against 1.275-1.279 (they keep the busier choice, pairs).
+  if (w == TC_DTYPE_Q8_0 && c.rp == 0) c.rp = 1;
   return c;
 }
 
