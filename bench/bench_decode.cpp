@@ -5,9 +5,10 @@
 // picks) and captured into one CUDA graph, so launch gaps vanish; the graph is timed with CUDA
 // events (median). Batch 1 is also timed through the public API (tc_gemv_quantized_async,
 // captured into a graph and queued per step, with and without TC_QUANT_WEIGHTS_CONSTANT, and
-// the host microseconds per queued call). Prints tok/s, effective GB/s of weight bytes, the
-// share of the copy bandwidth measured in the same run, and the peak device memory of each format
-// against weight bytes + activations.
+// the host microseconds per queued call). `--x` (DecodeBenchOptions::x) adds the step with X
+// given in f16 / bf16, which the decode kernels read as it is. Prints tok/s, effective GB/s of
+// weight bytes, the share of the copy bandwidth measured in the same run, and the peak device
+// memory of each format against weight bytes + activations.
 #include "bench_decode.h"
 
 #include <cuda_runtime_api.h>
@@ -294,7 +295,10 @@ nlohmann::json run_decode_bench(tc_context_t* ctx, const DecodeBenchOptions& o) 
     for (const XCell& c : x_cells(o)) {
       const void* xp = x.ptr();
       if (c.xt != TC_DTYPE_F32) {  // the same shape of X in half precision (fresh values)
-        if (fill_random(xh.ptr(), c.xt, size_t(kMaxBatch) * 11008, 7, st) != cudaSuccess) continue;
+        if (fill_random(xh.ptr(), c.xt, size_t(kMaxBatch) * 11008, 7, st) != cudaSuccess) {
+          fmt::print(stderr, "tc bench decode: {}: filling X in {} failed\n", name, c.label);
+          continue;
+        }
         xp = xh.ptr();
       }
       for (int batch : o.batches) {
@@ -338,8 +342,10 @@ nlohmann::json run_decode_bench(tc_context_t* ctx, const DecodeBenchOptions& o) 
         if (c.xt != TC_DTYPE_F32) api_cells.push_back({c.xt, TC_QUANT_WEIGHTS_CONSTANT, true});
       for (const ApiCell& c : api_cells) {
         const bool half = c.xt != TC_DTYPE_F32;
-        if (half && fill_random(xh.ptr(), c.xt, size_t(kMaxBatch) * 11008, 7, st) != cudaSuccess)
+        if (half && fill_random(xh.ptr(), c.xt, size_t(kMaxBatch) * 11008, 7, st) != cudaSuccess) {
+          fmt::print(stderr, "tc bench decode: {}: filling X for the API cells failed\n", name);
           continue;
+        }
         const ApiStep api{ctx, s, f, half ? xh : x, y, stream, c.flags, c.xt};
         const bool graph = c.graph;
         const uint32_t flags = c.flags;

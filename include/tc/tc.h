@@ -214,9 +214,9 @@ TC_API const char* tc_backend_name(tc_backend_t backend);
 typedef struct tc_quant_matmul_desc {
   int32_t M, N, K;
   tc_dtype_t w_dtype; /* Q4_0, Q8_0, Q4_K, Q6_K or I8 */
-  tc_dtype_t x_dtype; /* F32, F16 or BF16 (read as they are by the CUDA 8-bit-activation
-                       * kernels, else widened to f32 first), or I8 (with I8 weights only;
-                       * X = x_scale * Xq) */
+  tc_dtype_t x_dtype; /* F32, F16 or BF16 (half X read as it is by the CUDA bulk GEMV and
+                       * batched-decode MMA kernels, else widened to f32 first), or I8 (with I8
+                       * weights only; X = x_scale * Xq) */
   tc_dtype_t y_dtype; /* F32 */
   /* Allow kernels to quantize f32 activations to 8 bits on the fly (faster; rms_scaled error
    * <= 5e-3 instead of <= 1e-4 against float64 of the dequantized weights). */

@@ -256,7 +256,7 @@ tc_status_t launch_m(const Args& a, cudaStream_t s) {
 }  // namespace
 
 bool gemv_bulk_supports(const Args& a, std::string& why) {
-  if (x_kind(a.x_dtype) < 0) return (why = "x must be f32, f16 or bf16", false);
+  if (!x_kind_ok(a, why)) return false;
   if (a.w_dtype != TC_DTYPE_Q4_0 && a.w_dtype != TC_DTYPE_Q8_0 && a.w_dtype != TC_DTYPE_Q4_K)
     return (why = "formats Q4_0, Q8_0, Q4_K only", false);
   if (a.M < 1 || a.M > kMaxM) return (why = "M > 4", false);

@@ -67,6 +67,9 @@ __global__ void __launch_bounds__(kThreads) i8_gemv_kernel(Args a) {
 
 bool i8_gemv_supports(const Args& a, std::string& why) {
   if (a.w_dtype != TC_DTYPE_I8) return (why = "I8 weights only", false);
+  if (a.x_dtype != TC_DTYPE_F32 && a.x_dtype != TC_DTYPE_I8)
+    return (why = std::string("x_dtype ") + tc_dtype_name(a.x_dtype) + ": X must be f32 or i8",
+            false);
   if (a.M > 8) return (why = "M > 8", false);
   if (a.K % 16 != 0) return (why = "K not a multiple of 16", false);
   const auto align = reinterpret_cast<uintptr_t>(a.w) | reinterpret_cast<uintptr_t>(a.x);

@@ -32,13 +32,15 @@ __device__ __forceinline__ float2 widen_x2(uint32_t w, int xk) {
   if (xk == kXF16) return __half22float2(*reinterpret_cast<const __half2*>(&w));
   return make_float2(__uint_as_float(w << 16), __uint_as_float(w & 0xFFFF0000u));
 }
-// Runs f(std::integral_constant<int, kind>{}) for X's kind xk. Loops that load X are compiled
-// once per kind this way: with the kind a run-time branch inside each item's load, an item's
-// widening (which waits for its loads) sat between its loads and the next item's, so the loads
-// of a thread's items went out one round trip at a time (H200, 7B batch 8: +5-7% for Q8_0 /
-// Q4_K, f32 X included). The bulk GEMV keeps its run-time branch: at M = 1 a thread quantizes
-// one item of X (two at K = 11008), and its 7B step measured 1.5% slower for Q4_K, 0.6% for
-// Q4_0 with f32 X, 0.5% faster for Q8_0, with a loop per kind (H200 06:21 / 06:29 UTC).
+// Runs f(std::integral_constant<int, kind>{}) for X's kind xk. The f16 MMA's and the
+// X-in-registers MMA's loops that load X are compiled once per kind this way (the b32 helpers
+// load raw words first and widen after, the int8 MMA's quantize kernel loads in straight-line
+// code, so a run-time branch costs them nothing): with the kind a run-time branch inside each
+// item's load, an item's widening (which waits for its loads) sat between its loads and the next
+// item's, so the loads of a thread's items went out one round trip at a time (H200, 7B batch 8:
+// +5-7% for Q8_0 / Q4_K, f32 X included). The bulk GEMV keeps its run-time branch: at M = 1 a
+// thread quantizes one item of X (two at K = 11008), and its 7B step measured 1.5% slower for Q4_K,
+// 0.6% for Q4_0 with f32 X, 0.5% faster for Q8_0, with a loop per kind (H200 06:21 / 06:29 UTC).
 template <class F>
 __device__ __forceinline__ void with_x_kind(int xk, F&& f) {
   if (xk == kXF16)

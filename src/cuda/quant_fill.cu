@@ -118,10 +118,11 @@ tc_status_t launch_decode(const Args& a, void* stream, const char** name) {
     st = launch_v1(a, stream);
   } else {  // half-precision X: only the 8-bit-activation kernels above read it natively
     row = "none";
-    set_error_message("x_dtype = " + std::to_string(int(a.x_dtype)) +
-                      " is read natively only by the 8-bit-activation kernels (act8 = " +
+    set_error_message(std::string("x_dtype ") + tc_dtype_name(a.x_dtype) +
+                      " is read only by the bulk GEMV and batched-decode MMA kernels, and none "
+                      "serves act8 = " +
                       std::to_string(int(a.act8)) + ", M = " + std::to_string(a.M) +
-                      ", K = " + std::to_string(a.K) + "); the public calls widen it to f32");
+                      ", K = " + std::to_string(a.K));
     st = TC_ERROR_NOT_SUPPORTED;
   }
   if (name != nullptr) *name = row;

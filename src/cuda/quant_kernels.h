@@ -140,7 +140,8 @@ TC_QUANT_LAUNCH tc_status_t launch_prefill_q4_wgmma(const Args& a, const void* x
 // MMA bulk kernel (M > 2 where mma_f16_preferred), the int8 MMA bulk kernel (M > 2, a.work
 // given), the bulk GEMV, the staged or plain q8 GEMV; else the
 // staged or plain f32 GEMV where they serve, else the MMA batch kernel, else v1; `name`
-// (optional) gets the row's name.
+// (optional) gets the row's name. Half X (F16 / BF16): only the bulk GEMV and the batched-decode
+// MMA kernels read it; elsewhere TC_ERROR_NOT_SUPPORTED (the public calls widen it first).
 TC_QUANT_LAUNCH tc_status_t launch_decode(const Args& a, void* stream, const char** name);
 
 // Half-precision activations (f16, or bf16 where `bf16`) widened to f32 (n elements, any

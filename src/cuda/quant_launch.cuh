@@ -65,10 +65,17 @@ inline size_t w_row_bytes(const Args& a) {
   }
 }
 
-// What the bulk MMA kernels (quant_mma_bulk.cu, quant_mma_f16.cu) ask of the problem: X f32,
-// Q4_0 / Q8_0 / Q4_K, M 1..32, rows of whole 16-byte lines (K % 256 == 0).
+// X of a kind the 8-bit-activation decode kernels read (XKind: f32, f16, bf16).
+inline bool x_kind_ok(const Args& a, std::string& why) {
+  if (x_kind(a.x_dtype) >= 0) return true;
+  why = std::string("x_dtype ") + tc_dtype_name(a.x_dtype) + ": X must be f32, f16 or bf16";
+  return false;
+}
+// What the batched-decode kernels (quant_mma_bulk.cu, quant_mma_f16.cu, quant_mma_b32*) ask of
+// the problem: X f32, f16 or bf16, Q4_0 / Q8_0 / Q4_K, M 1..32, rows of whole 16-byte lines
+// (K % 256 == 0).
 inline bool bulk_mma_problem_ok(const Args& a, std::string& why) {
-  if (a.x_dtype != TC_DTYPE_F32) return (why = "x must be f32", false);
+  if (!x_kind_ok(a, why)) return false;
   if (a.w_dtype != TC_DTYPE_Q4_0 && a.w_dtype != TC_DTYPE_Q8_0 && a.w_dtype != TC_DTYPE_Q4_K)
     return (why = "formats Q4_0, Q8_0, Q4_K only", false);
   if (a.M < 1 || a.M > 32) return (why = "M > 32", false);

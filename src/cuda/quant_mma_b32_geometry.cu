@@ -160,7 +160,7 @@ bool b32::supports(const Args& a, std::string& why, Geo& g) {
     return (why = "TC_QUANT_B32=0", false);
   // X f32, f16 or bf16 (read as given: Params::xk), checked first so that the reason names it
   // on any machine.
-  if (x_kind(a.x_dtype) < 0) return bulk_mma_problem_xh_ok(a, why);
+  if (!x_kind_ok(a, why)) return false;
   // sm_90, Q4_0 / Q4_K / Q8_0, K % 256 == 0, W 16-byte aligned, a TMA encoder: the fused
   // prefill kernel's conditions (whose Q4 decoders and W boxes this kernel shares), asked as
   // Q4_0 for Q8_0 (its rows are whole 16-byte lines at K % 256 == 0 too) and for f32 X.
@@ -172,7 +172,7 @@ bool b32::supports(const Args& a, std::string& why, Geo& g) {
       return (why = "TC_QUANT_B32_Q8=0", false);
     q.w_dtype = TC_DTYPE_Q4_0;
   }
-  if (!prefill_q4_wgmma_supports(q, why) || !bulk_mma_problem_xh_ok(a, why)) return false;
+  if (!prefill_q4_wgmma_supports(q, why) || !bulk_mma_problem_ok(a, why)) return false;
   if (a.N < 1) return (why = "N < 1", false);
   g = geometry(a, cap_of(a));  // M is 1..32 here
   return bulk_mma_buffers_ok(a, a.K >= 256 ? g.work : 0, "the b32 X and partial sums", why);

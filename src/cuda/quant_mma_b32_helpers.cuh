@@ -5,7 +5,7 @@
 // X is widened to f32 and then rounded as f32 X is: the same bits) into each stage's two
 // 128B-swizzled f16 boxes. That removes
 // a launch and its dependency hop per call (the convert grid had to end before the kernel's X
-// copy could start) and reads X from L2 in f32 (twice the bytes of f16 X: 0.9 bytes per byte
+// copy could start) and reads X from L2 (f32 X: twice the bytes of f16 X: 0.9 bytes per byte
 // of Q4_0 weights at NW = 4, NX = 32). H200 22:53 UTC: faster where a CTA has few stages
 // (rotated 4096x4096, M = 16: 11.9 against 13.5 us), much slower where it streams (131072x4096,
 // M = 32: 217 against 123 us; the 7B step at batch 32 3.73 against ~2.82 ms): one stage's
@@ -19,7 +19,6 @@
 #include <cstdint>
 
 #include "cuda/quant_dequant.cuh"
-#include "cuda/quant_mma_f16_units.cuh"
 #include "cuda/quant_prefill_q4k_scales.cuh"
 #include "cuda/tile/grid_dep.cuh"
 #include "cuda/tile/mbarrier.cuh"

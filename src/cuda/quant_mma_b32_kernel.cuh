@@ -130,7 +130,7 @@ struct Params {
   // every stage as soon as it lands and compute nothing: what the W and X stream alone costs;
   // 2 (=w) the same without X's copies (where the convert kernel's X is copied by TMA).
   int stream_only = 0;
-  int xk = kXF32;  // X's element kind (XKind: f32, f16, bf16; quant_mma_f16_units.cuh)
+  int xk = kXF32;  // X's element kind (XKind: f32, f16, bf16; quant_dequant.cuh)
 };
 
 template <class C>

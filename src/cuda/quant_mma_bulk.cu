@@ -24,7 +24,6 @@
 #include "cuda/quant_bulk.cuh"
 #include "cuda/quant_launch.cuh"
 #include "cuda/quant_mma_bulk_units.cuh"
-#include "cuda/quant_mma_f16_units.cuh"
 
 namespace tc::cuda::quant {
 namespace {
@@ -285,7 +284,7 @@ size_t mma_bulk_work_bytes(const Args& a) {
 }
 
 bool mma_bulk_supports(const Args& a, std::string& why) {
-  if (!bulk_mma_problem_xh_ok(a, why)) return false;
+  if (!bulk_mma_problem_ok(a, why)) return false;
   const Geo g = geometry(a);
   if (g.S < kMinStages) return (why = "X and the stages do not fit in shared memory", false);
   return bulk_mma_buffers_ok(a, g.work, "the quantized X", why);

@@ -343,7 +343,7 @@ size_t mma_f16_work_bytes_upto(const Args& a) {
 }
 
 bool mma_f16_supports(const Args& a, std::string& why) {
-  if (!bulk_mma_problem_xh_ok(a, why)) return false;
+  if (!bulk_mma_problem_ok(a, why)) return false;
   const Geo g = geometry(a);
   if (g.S < kMinStages) return (why = "X and the stages do not fit in shared memory", false);
   return bulk_mma_buffers_ok(a, g.work, "the f16 X", why);

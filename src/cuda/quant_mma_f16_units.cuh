@@ -22,29 +22,10 @@
 
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
-#include <tc/tc.h>
 
 #include <cstdint>
-#include <string>
 
 #include "cuda/quant_dequant.cuh"
-#include "cuda/quant_launch.cuh"
-
-namespace tc::cuda::quant {
-
-// bulk_mma_problem_ok (quant_launch.cuh) with X f32, f16 or bf16: what the batched-decode
-// kernels ask of the problem.
-inline bool bulk_mma_problem_xh_ok(const Args& a, std::string& why) {
-  if (x_kind(a.x_dtype) < 0)
-    return (
-        why = std::string("x_dtype ") + tc_dtype_name(a.x_dtype) + ": X must be f32, f16 or bf16",
-        false);
-  Args f = a;
-  f.x_dtype = TC_DTYPE_F32;
-  return bulk_mma_problem_ok(f, why);
-}
-
-}  // namespace tc::cuda::quant
 
 namespace tc::cuda::quant::mma_f16 {
 

@@ -17,7 +17,7 @@ struct MatmulProblem {
   tc_quant_matmul_desc d{};
   const uint8_t* w = nullptr;       // N rows of row_bytes(w_dtype, K); I8: N*K int8
   const float* w_scales = nullptr;  // I8 weights only: N floats
-  const void* x = nullptr;          // [M,K] f32, or int8 when d.x_dtype = I8
+  const void* x = nullptr;          // [M,K] of d.x_dtype: f32, f16, bf16, or int8 (I8)
   float* y = nullptr;               // [M,N] f32
   tc_context* ctx = nullptr;        // rows serve only their context's device (pick_matmul_row)
   void* stream = nullptr;           // CUDA: the cudaStream_t the row launches on

@@ -1,7 +1,8 @@
 // The public calls captured into a CUDA graph, as an engine captures its decode step:
 // tc_gemv_quantized_async / tc_gemm_quantized_async with TC_QUANT_WEIGHTS_CONSTANT (kernels
-// launched with PDL) on the tc stream, f32 and f16 activations (the f16 widening now sits in the
-// stream's workspace: no allocation, no wait), replayed twice, give the synchronous calls' bits.
+// launched with PDL) on the tc stream, f32 and f16 activations (f16 X read as it is by the
+// decode rows; where a row widens it, the widened X sits in the stream's workspace: no
+// allocation, no wait), replayed twice, give the synchronous calls' bits.
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 

@@ -3,9 +3,11 @@
 // bits of the f32 launch on the widened X, for every format, M 1..4, K on both sides of the
 // X-in-registers limit (4096), the 2-CTA cluster path (X by halves), PDL on and off, Y
 // poisoned before each launch; plus the bound against float64 of the values the kernel saw. The
-// public calls: an 8-bit-activation GEMV with f16 / bf16 X is served by the bulk GEMV with no
-// widening kernel (one kernel node in the captured graph, against two where X is widened: the
-// exact path), with the bits of the f32 call on the widened X. Skips without a CUDA device.
+// public calls: an 8-bit-activation GEMV / GEMM with f16 / bf16 X runs the row the f32 call
+// runs with no widening kernel (as many kernel nodes in the captured graph as the f32 call: one
+// for the bulk GEMV; the widening adds one on the exact path), with the bits of the f32 call on
+// the widened X; M 1..2 the bulk GEMV, 5 the X-in-registers MMA, 16 / 24 the wgmma kernel.
+// Skips without a CUDA device.
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
@@ -134,7 +136,7 @@ int kernel_nodes(cudaStream_t cs, Queue queue) {
   return kernels;
 }
 
-TEST(QuantCudaHalfX, PublicGemvReadsHalfXWithoutWidening) {
+TEST(QuantCudaHalfX, PublicCallsReadHalfXWithoutWidening) {
   if (!tc_device_available(TC_DEVICE_CUDA)) GTEST_SKIP() << "no CUDA device";
   Context ctx;
   ASSERT_EQ(tc_context_create(&ctx.ctx, TC_DEVICE_CUDA), TC_SUCCESS);
@@ -146,7 +148,8 @@ TEST(QuantCudaHalfX, PublicGemvReadsHalfXWithoutWidening) {
   };
   uint32_t seed = 9800;
   for (const C c : {C{TC_DTYPE_Q4_0, 1, 131, 4096}, C{TC_DTYPE_Q8_0, 1, 67, 11008},
-                    C{TC_DTYPE_Q4_K, 2, 67, 2048}}) {
+                    C{TC_DTYPE_Q4_K, 2, 67, 2048}, C{TC_DTYPE_Q4_K, 5, 67, 1024},
+                    C{TC_DTYPE_Q4_0, 16, 131, 4096}, C{TC_DTYPE_Q8_0, 24, 67, 1024}}) {
     const Weights wt = make_weights(c.w, c.N, c.K, seed++);
     for (const tc_dtype_t xt : {TC_DTYPE_F16, TC_DTYPE_BF16}) {
       const HalfX x = half_x(xt, c.M, c.K, seed++);
@@ -158,28 +161,35 @@ TEST(QuantCudaHalfX, PublicGemvReadsHalfXWithoutWidening) {
       const std::string at = std::string(xt == TC_DTYPE_F16 ? "f16" : "bf16") +
                              " w=" + std::to_string(c.w) + " M=" + std::to_string(c.M);
       tc_quant_matmul_desc d{c.M, c.N, c.K, c.w, TC_DTYPE_F32, TC_DTYPE_F32, true, 0.0f};
-      ASSERT_EQ(tc_gemv_quantized(ctx.ctx, &d, W.b, nullptr, XF.b, R.b), TC_SUCCESS)
-          << tc_last_error_message();
+      const auto fn = c.M <= 8 ? tc_gemv_quantized : tc_gemm_quantized;
+      const auto fn_async = c.M <= 8 ? tc_gemv_quantized_async : tc_gemm_quantized_async;
+      ASSERT_EQ(fn(ctx.ctx, &d, W.b, nullptr, XF.b, R.b), TC_SUCCESS) << tc_last_error_message();
       const std::string row = tc_last_instance();
-      d.x_dtype = xt;
-      ASSERT_EQ(tc_gemv_quantized(ctx.ctx, &d, W.b, nullptr, XH.b, Y.b), TC_SUCCESS)
-          << tc_last_error_message();
-      EXPECT_EQ(std::string(tc_last_instance()), row) << at;
-      EXPECT_EQ(row, "cuda_gemv_bulk_q8_dp4a") << at;
-      EXPECT_TRUE(same_bits(Y.floats(ny), R.floats(ny))) << at;
       // Queued once outside a capture (it sizes the stream's workspace), then captured: the
-      // kernels of one call.
-      const auto kernels_of_call = [&] {
+      // kernels of one call on X.
+      const auto kernels_of_call = [&](const Buf& X) {
         const auto call = [&] {
-          return tc_gemv_quantized_async(ctx.ctx, &d, W.b, nullptr, XH.b, Y.b, st.s) == TC_SUCCESS;
+          return fn_async(ctx.ctx, &d, W.b, nullptr, X.b, Y.b, st.s) == TC_SUCCESS;
         };
         if (!call() || tc_stream_sync(st.s) != TC_SUCCESS) return -1;
         return kernel_nodes(cs, call);
       };
-      EXPECT_EQ(kernels_of_call(), 1) << at << ": the bulk GEMV alone, no widening kernel";
-      // The exact path (f32 activations kept) widens X first: two kernels.
+      const int f32_kernels = kernels_of_call(XF);
+      d.x_dtype = xt;
+      ASSERT_EQ(fn(ctx.ctx, &d, W.b, nullptr, XH.b, Y.b), TC_SUCCESS) << tc_last_error_message();
+      EXPECT_EQ(std::string(tc_last_instance()), row) << at;
+      if (c.M <= 2) {
+        EXPECT_EQ(row, "cuda_gemv_bulk_q8_dp4a") << at;
+      }
+      EXPECT_TRUE(same_bits(Y.floats(ny), R.floats(ny))) << at;
+      EXPECT_GE(f32_kernels, 1) << at;
+      EXPECT_EQ(kernels_of_call(XH), f32_kernels) << at << " " << row << ": no widening kernel";
+      // The exact path (f32 activations kept) widens X first: one kernel more.
       d.quantize_activations = false;
-      EXPECT_EQ(kernels_of_call(), 2) << at << ": widening + the f32 GEMV";
+      d.x_dtype = TC_DTYPE_F32;
+      const int exact_f32 = kernels_of_call(XF);
+      d.x_dtype = xt;
+      EXPECT_EQ(kernels_of_call(XH), exact_f32 + 1) << at << ": widening + the f32 row";
     }
   }
 }

@@ -26,6 +26,7 @@
 #include "cuda/quant_kernels.h"
 #include "cuda/quant_mma_b32.h"
 #include "device_inputs.h"
+#include "quant_api_util.h"
 #include "quant_test_util.h"
 
 namespace tc::quant_test {
@@ -45,9 +46,8 @@ struct Family {
 
 std::vector<Family> families() {
   // f16 MMA: the pass-barrier kernel (X converted in the kernel), and with K split in 3 (the
-  // convert kernel); M <= 8 as chosen too, where the X-in-registers kernel serves: it reads f32
-  // X only (quant_mma_xreg.cu), so mma_f16_supports refuses half X there (the form then checks
-  // the reason); once it reads half X, both runs take it and the form compares their bits.
+  // convert kernel); and as chosen, where M <= 8 is the X-in-registers kernel's
+  // (quant_mma_xreg.cu; at K > 4096 in 2-CTA clusters).
   return {{"mma_f16",
            kq::mma_f16_work_bytes,
            kq::mma_f16_supports,
@@ -96,7 +96,8 @@ struct Knobs {
 std::vector<LaunchCase> cases() {
   std::vector<LaunchCase> out;
   // {M, N, K}: one, two and four column tiles; K of one to 43 Q4_K blocks.
-  constexpr int kShapes[][3] = {{3, 131, 256},  {8, 67, 4096},  {9, 131, 11008},
+  // M = 5 at K = 11008: the X-in-registers kernel's 2-CTA clusters.
+  constexpr int kShapes[][3] = {{3, 131, 256},  {8, 67, 4096},  {5, 67, 11008}, {9, 131, 11008},
                                 {13, 257, 256}, {16, 37, 4096}, {32, 67, 11008}};
   for (tc_dtype_t w : {TC_DTYPE_Q4_0, TC_DTYPE_Q8_0, TC_DTYPE_Q4_K})
     for (const auto& sh : kShapes) out.push_back({w, sh[0], sh[1], sh[2]});
@@ -121,10 +122,6 @@ std::vector<float> run(const Family& f, const kq::Args& a, cudaStream_t st) {
   return got;
 }
 
-bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
-  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * 4) == 0;
-}
-
 TEST(QuantCudaMmaXh, HalfXGivesTheBitsOfWidenedX) {
   if (!tc_device_available(TC_DEVICE_CUDA)) GTEST_SKIP() << "no CUDA device";
   Context ctx;
@@ -132,7 +129,7 @@ TEST(QuantCudaMmaXh, HalfXGivesTheBitsOfWidenedX) {
   cudaStream_t st = nullptr;
   ASSERT_EQ(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking), cudaSuccess);
   uint32_t seed = 12100;
-  int checked = 0, b32_skipped = 0, xreg_refused = 0;
+  int checked = 0, b32_skipped = 0;
   for (const LaunchCase& c : cases()) {
     const Weights wt = make_weights(c.w, c.N, c.K, seed++);
     Activations a = make_activations(TC_DTYPE_F32, c.M, c.K, seed++);
@@ -173,11 +170,6 @@ TEST(QuantCudaMmaXh, HalfXGivesTheBitsOfWidenedX) {
           ++b32_skipped;
           continue;
         }
-        if (!f.supports(args, why) && why.find("X-in-registers") != std::string::npos) {
-          EXPECT_EQ(std::string(f.name) + " " + std::to_string(form), "mma_f16 2") << why;
-          ++xreg_refused;
-          continue;
-        }
         ASSERT_TRUE(f.supports(args, why)) << why << " " << where;
         for (int pdl = 0; pdl < 2; ++pdl) {
           args.pdl = pdl == 1;
@@ -209,9 +201,6 @@ TEST(QuantCudaMmaXh, HalfXGivesTheBitsOfWidenedX) {
   cudaStreamDestroy(st);
   EXPECT_GT(checked, 0);
   if (b32_skipped > 0) std::printf("[ note ] wgmma cases skipped (not sm_90): %d\n", b32_skipped);
-  if (xreg_refused > 0)
-    std::printf("[ note ] half X refused where the X-in-registers kernel serves: %d\n",
-                xreg_refused);
 }
 
 // f32, f16 and bf16 X are accepted (16-byte aligned); other x dtypes are refused with a reason
@@ -232,24 +221,30 @@ TEST(QuantCudaMmaXh, SupportsNamesTheXDtype) {
     EXPECT_TRUE(kq::mma_f16_supports(b, why)) << why << " x=" << tc_dtype_name(x);
     EXPECT_TRUE(kq::mma_bulk_supports(b, why)) << why << " x=" << tc_dtype_name(x);
     // The wgmma kernel also needs sm_90: where it refuses, not for X.
-    if (!kq::mma_b32_supports(b, why)) {
+    const bool b32 = kq::mma_b32_supports(b, why);
+    if (!b32) {
       EXPECT_EQ(why.find("X must be"), std::string::npos) << why << " x=" << tc_dtype_name(x);
     }
-    b.x = reinterpret_cast<void*>(uintptr_t(264));  // halves too need 16-byte aligned rows
+    kq::Args g = b;  // the bulk GEMV (M <= 4)
+    g.M = 1;
+    EXPECT_TRUE(kq::gemv_bulk_supports(g, why)) << why << " x=" << tc_dtype_name(x);
+    b.x = g.x = reinterpret_cast<void*>(uintptr_t(264));  // halves too need 16-byte alignment
     EXPECT_FALSE(kq::mma_f16_supports(b, why)) << tc_dtype_name(x);
     EXPECT_FALSE(kq::mma_bulk_supports(b, why)) << tc_dtype_name(x);
+    EXPECT_FALSE(kq::gemv_bulk_supports(g, why)) << tc_dtype_name(x);
+    why.clear();
+    if (b32) {  // a device it serves: refused for X's alignment
+      EXPECT_FALSE(kq::mma_b32_supports(b, why)) << tc_dtype_name(x);
+      EXPECT_NE(why.find("aligned"), std::string::npos) << why << " x=" << tc_dtype_name(x);
+    }
   }
-  // M <= 8: the f16 MMA hands f32 X to the X-in-registers kernel, which reads f32 only: half X
-  // is refused there with that reason (or, once it reads halves, accepted); with that kernel
-  // off (TC_QUANT_F16_XREG=0) the pass-barrier kernel takes it.
+  // M <= 8: the X-in-registers kernel (what the f16 MMA hands M <= 8 to) takes half X too, as
+  // does the pass-barrier kernel with it off (TC_QUANT_F16_XREG=0).
   for (tc_dtype_t x : {TC_DTYPE_F16, TC_DTYPE_BF16}) {
     kq::Args b = a;
     b.M = 8;
     b.x_dtype = x;
-    why.clear();
-    if (!kq::mma_f16_supports(b, why)) {
-      EXPECT_NE(why.find("X-in-registers"), std::string::npos) << why;
-    }
+    EXPECT_TRUE(kq::mma_f16_supports(b, why)) << why << " x=" << tc_dtype_name(x);
     set_knob("TC_QUANT_F16_XREG", "0");
     EXPECT_TRUE(kq::mma_f16_supports(b, why)) << why << " x=" << tc_dtype_name(x);
     set_knob("TC_QUANT_F16_XREG", "");
@@ -267,6 +262,11 @@ TEST(QuantCudaMmaXh, SupportsNamesTheXDtype) {
     EXPECT_EQ(why, want);
     why.clear();
     EXPECT_FALSE(kq::mma_b32_supports(b, why));
+    EXPECT_EQ(why, want);
+    kq::Args g = b;
+    g.M = 1;
+    why.clear();
+    EXPECT_FALSE(kq::gemv_bulk_supports(g, why));
     EXPECT_EQ(why, want);
   }
 }
