@@ -106,9 +106,15 @@ bool cluster_fits(const Geo& g) {
 
 template <class C>
 tc_status_t launch_cfg(const Args& a, const Geo& g, cudaStream_t s) {
+  // X given in f16, where the kernel takes X as it is (no Q4_0 1/16 at k 16..31): its TMA boxes
+  // read the caller's X [M][K] itself, the layout the convert kernel writes, so that launch and
+  // its dependency hop go (TC_QUANT_B32_CONVERT=always keeps them, A/B; the same bits).
+  const char* conv = tc::knobs::get(tc::knobs::kQuantB32Convert);  // quant_mma_b32_convert.cuh
+  const bool direct = !g.xin && a.x_dtype == TC_DTYPE_F16 && C::FMT != kQ4_0 &&
+                      !(conv && std::strcmp(conv, "always") == 0);
   TmaMap map_x, map_w;
   std::memset(&map_x, 0, sizeof map_x);  // not read with g.xin
-  if ((!g.xin && !tma_encode_3d(&map_x, a.work, 2, uint64_t(a.K), uint64_t(a.M), 1,
+  if ((!g.xin && !tma_encode_3d(&map_x, direct ? a.x : a.work, 2, uint64_t(a.K), uint64_t(a.M), 1,
                                 uint64_t(a.K) * 2, 0, 64, C::NX)) ||
       !encode_w(&map_w, a.w, w_row_bytes(a), a.N, C::kWBox, C::kRows))
     return TC_ERROR_NOT_SUPPORTED;
@@ -142,10 +148,9 @@ tc_status_t launch_cfg(const Args& a, const Geo& g, cudaStream_t s) {
     p.part = reinterpret_cast<float*>(work + g.x_bytes + g.cnt_bytes);
   }
   bool pdl = a.pdl;
-  if (!g.xin) {
+  if (!g.xin && !direct) {
     const uint32_t total8 = uint32_t(size_t(a.M) * a.K / 8);
     auto* out = reinterpret_cast<uint4*>(work);
-    const char* conv = tc::knobs::get(tc::knobs::kQuantB32Convert);  // quant_mma_b32_convert.cuh
     const uint32_t per_cta = b32::kConvThreads * b32::kConvUnroll;
     const cudaError_t e =
         conv && std::strcmp(conv, "resident") == 0
