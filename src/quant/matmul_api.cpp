@@ -50,8 +50,9 @@ tc_status_t validate(tc_context_t* ctx, const tc_quant_matmul_desc* d, tc_buffer
   const q::FormatInfo* f = q::format_info(d->w_dtype);
   if (!w_i8 && f == nullptr) {
     return fail(TC_ERROR_UNSUPPORTED_DTYPE,
-                "desc w_dtype = {} is not a quantized weight format (Q4_0, Q8_0, Q4_K, Q6_K, I8)",
-                static_cast<int>(d->w_dtype));
+                "desc w_dtype = {} ({}) is not a quantized weight format (Q4_0, Q8_0, Q4_K, Q6_K, "
+                "I8)",
+                static_cast<int>(d->w_dtype), tc_dtype_name(d->w_dtype));
   }
   if (f != nullptr && d->K % f->block_elems != 0) {
     return fail(TC_ERROR_INVALID_SHAPE, "desc K = {} is not a multiple of the {} block size {}",
@@ -59,12 +60,12 @@ tc_status_t validate(tc_context_t* ctx, const tc_quant_matmul_desc* d, tc_buffer
   }
   if (d->x_dtype != TC_DTYPE_F32 && !is_half(d->x_dtype) && !(d->x_dtype == TC_DTYPE_I8 && w_i8)) {
     return fail(TC_ERROR_UNSUPPORTED_DTYPE,
-                "desc x_dtype = {} is not supported (F32, F16, BF16, or I8 with I8 weights)",
-                static_cast<int>(d->x_dtype));
+                "desc x_dtype = {} ({}) is not supported (F32, F16, BF16, or I8 with I8 weights)",
+                static_cast<int>(d->x_dtype), tc_dtype_name(d->x_dtype));
   }
   if (d->y_dtype != TC_DTYPE_F32) {
-    return fail(TC_ERROR_UNSUPPORTED_DTYPE, "desc y_dtype = {} is not supported (F32)",
-                static_cast<int>(d->y_dtype));
+    return fail(TC_ERROR_UNSUPPORTED_DTYPE, "desc y_dtype = {} ({}) is not supported (F32)",
+                static_cast<int>(d->y_dtype), tc_dtype_name(d->y_dtype));
   }
   if ((d->flags & ~kKnownFlags) != 0) {
     return fail(TC_ERROR_INVALID_VALUE,

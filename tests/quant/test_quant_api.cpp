@@ -70,15 +70,15 @@ TEST_F(Fixture, EachBadArgumentHasItsStatus) {
   bad = d;
   bad.w_dtype = TC_DTYPE_F16;
   EXPECT_EQ(tc_gemv_quantized(ctx.ctx, &bad, W, nullptr, X, Y), TC_ERROR_UNSUPPORTED_DTYPE);
-  expect_message("w_dtype = 1");
+  expect_message("w_dtype = 1 (f16)");
   bad = d;
   bad.x_dtype = TC_DTYPE_I8;
   EXPECT_EQ(tc_gemv_quantized(ctx.ctx, &bad, W, nullptr, X, Y), TC_ERROR_UNSUPPORTED_DTYPE);
-  expect_message("x_dtype = 3");
+  expect_message("x_dtype = 3 (i8)");
   bad = d;
   bad.y_dtype = TC_DTYPE_BF16;
   EXPECT_EQ(tc_gemv_quantized(ctx.ctx, &bad, W, nullptr, X, Y), TC_ERROR_UNSUPPORTED_DTYPE);
-  expect_message("y_dtype = 2");
+  expect_message("y_dtype = 2 (bf16)");
   EXPECT_EQ(tc_gemv_quantized(ctx.ctx, &d, W, S, X, Y), TC_ERROR_INVALID_VALUE);
   expect_message("w_scales must be NULL for q4_0");
   bad = d;
