@@ -194,5 +194,33 @@ TEST(QuantCudaHalfX, PublicCallsReadHalfXWithoutWidening) {
   }
 }
 
+// Half X where no kernel reads it: int8 weights (their GEMV reads X as f32 or i8) and the exact
+// path (f32 activations kept). launch_decode (the benchmark's launcher) refuses it with a
+// message naming the dtype, before anything is launched, so this runs on any machine.
+TEST(QuantCudaHalfX, LaunchDecodeRefusesHalfXWhereNoKernelReadsIt) {
+  void* const fake = reinterpret_cast<void*>(uintptr_t(256));  // aligned, never dereferenced
+  kq::Args a;
+  a.M = 1;
+  a.N = a.K = 4096;
+  a.w = a.x = fake;
+  a.y = static_cast<float*>(fake);
+  for (const tc_dtype_t xt : {TC_DTYPE_F16, TC_DTYPE_BF16}) {
+    a.x_dtype = xt;
+    const std::string name = tc_dtype_name(xt);
+    std::string why;
+    kq::Args i8 = a;
+    i8.w_dtype = TC_DTYPE_I8;
+    EXPECT_FALSE(kq::i8_gemv_supports(i8, why)) << name;
+    EXPECT_EQ(why, "x_dtype " + name + ": X must be f32 or i8");
+    for (const kq::Args& b : {i8, a}) {  // a: Q4_0, act8 false
+      const char* row = nullptr;
+      EXPECT_EQ(kq::launch_decode(b, nullptr, &row), TC_ERROR_NOT_SUPPORTED) << name;
+      EXPECT_STREQ(row, "none");
+      EXPECT_NE(std::string(tc_last_error_message()).find("x_dtype " + name), std::string::npos)
+          << tc_last_error_message();
+    }
+  }
+}
+
 }  // namespace
 }  // namespace tc::quant_test
