@@ -32,6 +32,15 @@ __device__ __forceinline__ float2 widen_x2(uint32_t w, int xk) {
   if (xk == kXF16) return __half22float2(*reinterpret_cast<const __half2*>(&w));
   return make_float2(__uint_as_float(w << 16), __uint_as_float(w & 0xFFFF0000u));
 }
+
+// Eight halves of kind xk (a 16-byte word) as f32: elements 0..3 in lo, 4..7 in hi.
+__device__ __forceinline__ void widen_x8(uint4 r, int xk, float4& lo, float4& hi) {
+  const float2 a = widen_x2(r.x, xk), b = widen_x2(r.y, xk);
+  const float2 c = widen_x2(r.z, xk), d = widen_x2(r.w, xk);
+  lo = make_float4(a.x, a.y, b.x, b.y);
+  hi = make_float4(c.x, c.y, d.x, d.y);
+}
+
 // Runs f(std::integral_constant<int, kind>{}) for X's kind xk. The f16 MMA's and the
 // X-in-registers MMA's loops that load X are compiled once per kind this way (the b32 helpers
 // load raw words first and widen after, the int8 MMA's quantize kernel loads in straight-line
@@ -49,13 +58,6 @@ __device__ __forceinline__ void with_x_kind(int xk, F&& f) {
     f(std::integral_constant<int, kXBF16>{});
   else
     f(std::integral_constant<int, kXF32>{});
-}
-// Eight halves of kind xk (a 16-byte word) as f32: elements 0..3 in lo, 4..7 in hi.
-__device__ __forceinline__ void widen_x8(uint4 r, int xk, float4& lo, float4& hi) {
-  const float2 a = widen_x2(r.x, xk), b = widen_x2(r.y, xk);
-  const float2 c = widen_x2(r.z, xk), d = widen_x2(r.w, xk);
-  lo = make_float4(a.x, a.y, b.x, b.y);
-  hi = make_float4(c.x, c.y, d.x, d.y);
 }
 
 __device__ __forceinline__ float h2f(uint16_t h) {
