@@ -331,44 +331,43 @@ nlohmann::json run_decode_bench(tc_context_t* ctx, const DecodeBenchOptions& o) 
     // as it is by the bulk GEMV.
     if (std::find(o.batches.begin(), o.batches.end(), 1) != o.batches.end()) {
       struct ApiCell {
-        tc_dtype_t xt;
+        XCell x;
         uint32_t flags;
         bool graph;
       };
       std::vector<ApiCell> api_cells;
       for (const uint32_t flags : {uint32_t(TC_QUANT_WEIGHTS_CONSTANT), 0u})
-        for (bool graph : {true, false}) api_cells.push_back({TC_DTYPE_F32, flags, graph});
+        for (bool graph : {true, false})
+          api_cells.push_back({{"q8", true, TC_DTYPE_F32}, flags, graph});
       for (const XCell& c : x_cells(o))
-        if (c.xt != TC_DTYPE_F32) api_cells.push_back({c.xt, TC_QUANT_WEIGHTS_CONSTANT, true});
+        if (c.xt != TC_DTYPE_F32) api_cells.push_back({c, TC_QUANT_WEIGHTS_CONSTANT, true});
       for (const ApiCell& c : api_cells) {
-        const bool half = c.xt != TC_DTYPE_F32;
-        if (half && fill_random(xh.ptr(), c.xt, size_t(kMaxBatch) * 11008, 7, st) != cudaSuccess) {
+        const bool half = c.x.xt != TC_DTYPE_F32, graph = c.graph;
+        if (half &&
+            fill_random(xh.ptr(), c.x.xt, size_t(kMaxBatch) * 11008, 7, st) != cudaSuccess) {
           fmt::print(stderr, "tc bench decode: {}: filling X for the API cells failed\n", name);
           continue;
         }
-        const ApiStep api{ctx, s, f, half ? xh : x, y, stream, c.flags, c.xt};
-        const bool graph = c.graph;
-        const uint32_t flags = c.flags;
+        const ApiStep api{ctx, s, f, half ? xh : x, y, stream, c.flags, c.x.xt};
         const double ms = time_step_api(api, graph, o.seconds);
         double host_us = -1;
         if (!graph)
           host_us = host_us_per_call(st, [&](int i) { return api.call(size_t(i) % s.w.size()); });
         const double gbps = ms > 0 ? double(s.weight_bytes) / (ms * 1e-3) / 1e9 : 0;
         const double tok = ms > 0 ? 1e3 / ms : 0.0;
-        const char* xl = c.xt == TC_DTYPE_F16 ? "f16-q8" : c.xt == TC_DTYPE_BF16 ? "bf16-q8" : "q8";
         const std::string how =
             fmt::format("public API: tc_gemv_quantized_async x129, {}, {}{}",
                         graph ? "one CUDA graph" : "queued per step",
-                        flags ? "TC_QUANT_WEIGHTS_CONSTANT (PDL)" : "no flag (no PDL)",
+                        c.flags ? "TC_QUANT_WEIGHTS_CONSTANT (PDL)" : "no flag (no PDL)",
                         graph ? "" : fmt::format(", host {:.2f} us/call", host_us));
         fmt::print("{:>6} | {:>5} | {:>6} | {:>8.3f} | {:>8.1f} | {:>7.0f} | {:>5.1f}% | {}\n",
-                   name, 1, xl, ms, tok, gbps, copy > 0 ? 100 * gbps / copy : 0.0, how);
+                   name, 1, c.x.label, ms, tok, gbps, copy > 0 ? 100 * gbps / copy : 0.0, how);
         doc["cells"].push_back({{"format", name},
                                 {"batch", 1},
                                 {"act8", true},
-                                {"x", xl},
+                                {"x", c.x.label},
                                 {"api", graph ? "graph" : "queued"},
-                                {"weights_constant", flags != 0},
+                                {"weights_constant", c.flags != 0},
                                 {"host_us_per_call", host_us},
                                 {"ms", ms},
                                 {"tok_s", tok},
