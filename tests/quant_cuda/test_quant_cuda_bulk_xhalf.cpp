@@ -4,8 +4,9 @@
 // X-in-registers limit (4096), the 2-CTA cluster path (X by halves), PDL on and off, Y
 // poisoned before each launch; plus the bound against float64 of the values the kernel saw. The
 // public calls: an 8-bit-activation GEMV / GEMM with f16 / bf16 X runs the row the f32 call
-// runs with no widening kernel (as many kernel nodes in the captured graph as the f32 call: one
-// for the bulk GEMV; the widening adds one on the exact path), with the bits of the f32 call on
+// runs with no widening kernel (no more kernel nodes in the captured graph than the f32 call:
+// one for the bulk GEMV, one fewer where the wgmma kernel reads f16 X by TMA instead of after a
+// convert kernel; the widening adds one on the exact path), with the bits of the f32 call on
 // the widened X; M 1..2 the bulk GEMV, 5 the X-in-registers MMA, 16 / 24 the wgmma kernel.
 // Skips without a CUDA device.
 #include <cuda_runtime_api.h>
@@ -183,7 +184,9 @@ TEST(QuantCudaHalfX, PublicCallsReadHalfXWithoutWidening) {
       }
       EXPECT_TRUE(same_bits(Y.floats(ny), R.floats(ny))) << at;
       EXPECT_GE(f32_kernels, 1) << at;
-      EXPECT_EQ(kernels_of_call(XH), f32_kernels) << at << " " << row << ": no widening kernel";
+      // No widening kernel (it would come on top of the f32 call's kernels); one kernel fewer
+      // where the wgmma kernel reads f16 X by TMA instead of after its convert kernel.
+      EXPECT_LE(kernels_of_call(XH), f32_kernels) << at << " " << row << ": no widening kernel";
       // The exact path (f32 activations kept) widens X first: one kernel more.
       d.quantize_activations = false;
       d.x_dtype = TC_DTYPE_F32;
