@@ -61,11 +61,13 @@ struct Step {
   size_t weight_bytes = 0;
 };
 
-// Queues one decode step for `batch` rows; returns false (message printed) on a launch error.
+// Queues one decode step for `batch` rows (the GEMVs `only` names, or all of them); returns
+// false (message printed) on a launch error.
 bool queue_step(const Step& s, tc_dtype_t fmt, int batch, bool act8, tc_dtype_t xt, const void* x,
                 float* y, void* work, size_t work_bytes, cudaStream_t st,
-                std::set<std::string>* kernels) {
-  for (size_t i = 0; i < s.w.size(); ++i) {
+                std::set<std::string>* kernels, const std::vector<size_t>& only) {
+  for (size_t j = 0; j < (only.empty() ? s.w.size() : only.size()); ++j) {
+    const size_t i = only.empty() ? j : only[j];
     kq::Args a;
     a.M = batch;
     a.N = s.shape[i].N;
@@ -114,16 +116,17 @@ double graph_ms(cudaStream_t st, Queue queue, double seconds) {
 // Median ms of one graph launch of the step, or -1.
 double time_step(const Step& s, tc_dtype_t fmt, int batch, bool act8, tc_dtype_t xt, const void* x,
                  float* y, const Buffer& work, cudaStream_t st, double seconds,
-                 std::set<std::string>* kernels) {
+                 std::set<std::string>* kernels, const std::vector<size_t>& only = {}) {
   const size_t wb = tc_buffer_size(work.b);
   // One step outside the capture first: launch errors surface with their message, and the
   // launchers' one-time setup (shared-memory attributes, occupancy) happens outside it.
   std::set<std::string> ignored;
-  if (!queue_step(s, fmt, batch, act8, xt, x, y, work.ptr(), wb, st, &ignored) ||
+  if (!queue_step(s, fmt, batch, act8, xt, x, y, work.ptr(), wb, st, &ignored, only) ||
       cudaStreamSynchronize(st) != cudaSuccess)
     return -1;
   return graph_ms(
-      st, [&] { return queue_step(s, fmt, batch, act8, xt, x, y, work.ptr(), wb, st, kernels); },
+      st,
+      [&] { return queue_step(s, fmt, batch, act8, xt, x, y, work.ptr(), wb, st, kernels, only); },
       seconds);
 }
 
@@ -214,6 +217,40 @@ std::vector<XCell> x_cells(const DecodeBenchOptions& o) {
     }
   }
   return cells;
+}
+
+// --per-shape: each layer shape of the step alone, its 32 (o.layers) GEMVs in one graph (weights
+// rotated through the layers' copies, so they stream from HBM), µs a launch against the
+// streaming time of its weight bytes at the copy rate.
+void shape_cells(const Step& s, tc_dtype_t f, const std::string& name, int batch, const XCell& c,
+                 const void* xp, const Buffer& y, const Buffer& work, cudaStream_t st,
+                 double seconds, double copy, nlohmann::json& doc) {
+  constexpr size_t kShapes = std::size(kLayer);
+  for (size_t j = 0; j < kShapes; ++j) {
+    std::vector<size_t> only;
+    for (size_t i = j; i + 1 < s.w.size(); i += kShapes) only.push_back(i);
+    std::set<std::string> kernels;
+    const double ms = time_step(s, f, batch, c.act8, c.xt, xp, static_cast<float*>(y.ptr()), work,
+                                st, seconds, &kernels, only);
+    const double us = ms > 0 ? 1e3 * ms / double(only.size()) : -1;
+    const double bytes = double(tc_buffer_size(s.w[j].b));
+    const double ideal = copy > 0 ? bytes / (copy * 1e9) * 1e6 : 0;
+    std::string ks;
+    for (const auto& k : kernels) ks += (ks.empty() ? "" : " ") + k;
+    fmt::print(
+        "{:>6} | {:>5} | {:>6} |   shape {}x{}: {:.2f} us a launch, {:.0f} GB/s, streaming "
+        "at the copy rate {:.2f} us (+{:.2f}) | {}\n",
+        name, batch, c.label, kLayer[j].N, kLayer[j].K, us, us > 0 ? bytes / us / 1e3 : 0.0, ideal,
+        us - ideal, ks);
+    doc["shapes"].push_back({{"format", name},
+                             {"batch", batch},
+                             {"x", c.label},
+                             {"n", kLayer[j].N},
+                             {"k", kLayer[j].K},
+                             {"us", us},
+                             {"ideal_us", ideal},
+                             {"kernels", ks}});
+  }
 }
 
 }  // namespace
@@ -321,6 +358,7 @@ nlohmann::json run_decode_bench(tc_context_t* ctx, const DecodeBenchOptions& o) 
                                 {"gbps", gbps},
                                 {"copy_share", copy > 0 ? gbps / copy : 0.0},
                                 {"kernels", ks}});
+        if (o.per_shape) shape_cells(s, f, name, batch, c, xp, y, work, st, o.seconds, copy, doc);
       }
     }
     // Batch 1 with 8-bit activations through the public API (its rows keep their scratch in

@@ -18,7 +18,8 @@ struct DecodeBenchOptions {
   // precision, 8-bit cells).
   std::vector<std::string> x{"f32", "f16"};
   int layers = 32;
-  double seconds = 0.3;  // GPU time per cell
+  double seconds = 0.3;    // GPU time per cell
+  bool per_shape = false;  // also each layer shape alone (µs a launch)
 };
 
 // Copy bandwidth (bytes read + written per second) of a cudaMemcpy D2D of 1 GiB; 0 on failure.

@@ -188,14 +188,45 @@ bool mma_b32_supports(const Args& a, std::string& why) {
   return supports(a, why, g);
 }
 
+// At M = 8 both batched kernels serve; which one is faster depends on the shape class
+// (`tc bench decode --per-shape`, H200 2026-11-30 07:50 UTC, the 7B shapes, us a launch, this
+// kernel / the mma.sync X-in-registers kernel, X f32 then X f16):
+//   Q4_0 12288x4096 14.97 / 15.08, 14.93 / 15.32; 4096x4096 10.04 / 8.22, 9.93 / 8.53;
+//        22016x4096 21.68 / 25.00, 21.59 / 25.03; 4096x11008 15.96 / 15.80, 15.87 / 15.94
+//   Q4_K 12288x4096 18.10 / 16.52, 16.72 / 16.80; 4096x4096 11.72 / 9.11, 10.62 / 9.46;
+//        22016x4096 26.75 / 27.57, 25.11 / 27.49; 4096x11008 19.06 / 19.05, 17.85 / 19.12
+//   Q8_0 12288x4096 21.52 / 20.54, 20.96 / 20.37; 4096x4096 12.02 / 10.13, 11.97 / 10.31;
+//        22016x4096 38.15 / 32.65, 35.73 / 32.68; 4096x11008 21.65 / 22.99, 20.28 / 22.72
+// So: the small shapes (N K <= 4096^2: one short pass or two per SM) go to the mma.sync kernel,
+// whose fixed cost per launch is lower; Q4_0 takes this kernel everywhere else (its 192-row tiles
+// fill the SMs); Q4_K where rows are many (N >= 16384: no K split) or K is long with X f16 (read
+// by TMA as it is, no conversion); Q8_0 where K is long (its mma.sync kernel splits K = 11008 over
+// 2-CTA clusters and loads half of X per CTA, 88 KB at M = 8).
+static bool b32_at_m8(const Args& a) {
+  const long long nk = (long long)a.N * a.K;
+  if (nk <= 4096LL * 4096) return false;
+  switch (a.w_dtype) {
+    case TC_DTYPE_Q4_0:
+      return true;
+    case TC_DTYPE_Q4_K:
+      return a.N >= 16384 || (a.K > 8192 && a.x_dtype == TC_DTYPE_F16);
+    default:
+      return a.K > 8192;
+  }
+}
+
 bool mma_b32_preferred(const Args& a) {
-  // TC_QUANT_B32_MIN_M=m (3..9): the smallest M this kernel takes (it computes 16 X rows either
-  // way); by default 8 for Q4_0 (7B step at batch 8, H200: 2.020-2.026 ms against 2.095-2.104
-  // on the mma.sync kernel, two runs of the seventh session), 9 for Q4_K / Q8_0 (slower at M = 8:
-  // 2.429 / 3.076 against 2.325 / 2.769). M 3..7 were not measured.
+  // TC_QUANT_B32_MIN_M=m (3..9): the smallest M this kernel takes, for every shape (it computes
+  // 16 X rows either way). By default M >= 9, and at M = 8 per shape class (b32_at_m8; before,
+  // Q4_0 took it at M = 8 everywhere, Q4_K / Q8_0 nowhere: 7B step at batch 8 in the seventh
+  // session, Q4_0 2.020-2.026 ms against 2.095-2.104, Q4_K / Q8_0 2.429 / 3.076 against 2.325 /
+  // 2.769). M 3..7 stay on the mma.sync kernel (not measured here).
   const char* m = tc::knobs::get(tc::knobs::kQuantB32MinM);
-  const int min_m = a.w_dtype == TC_DTYPE_Q4_0 ? 8 : 9;
-  if (a.M < (m && *m ? std::clamp(std::atoi(m), 3, 9) : min_m)) return false;
+  if (m && *m) {
+    if (a.M < std::clamp(std::atoi(m), 3, 9)) return false;
+  } else if (a.M < 8 || (a.M == 8 && !b32_at_m8(a))) {
+    return false;
+  }
   long long below = kOldBelow;
   if (const char* v = tc::knobs::get(tc::knobs::kQuantB32OldBelow)) below = std::atoll(v);
   return a.M > 16 || (long long)a.N * a.K > below;

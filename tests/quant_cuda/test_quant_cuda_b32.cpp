@@ -213,7 +213,10 @@ TEST(QuantCudaB32, PublicCallRouting) {
   for (const Want c : {Want{TC_DTYPE_Q4_0, TC_DTYPE_F32, 9, "", "0", b32},
                        Want{TC_DTYPE_Q4_K, TC_DTYPE_F32, 32, "", "0", b32},
                        Want{TC_DTYPE_Q4_0, TC_DTYPE_F32, 21, "", "0", b32},
-                       Want{TC_DTYPE_Q4_0, TC_DTYPE_F32, 8, "", "0", b32},  // Q4_0 from M = 8
+                       // M = 8 by shape class: 203 x 1536 is small, the mma.sync kernel's
+                       // (PreferredAtM8ByShape has the 7B shapes), unless MIN_M says otherwise.
+                       Want{TC_DTYPE_Q4_0, TC_DTYPE_F32, 8, "", "0", old},
+                       Want{TC_DTYPE_Q4_0, TC_DTYPE_F32, 8, "", "", b32, "", "8"},
                        Want{TC_DTYPE_Q4_0, TC_DTYPE_F32, 7, "", "", old},
                        Want{TC_DTYPE_Q4_K, TC_DTYPE_F32, 8, "", "", old},
                        Want{TC_DTYPE_Q4_K, TC_DTYPE_F32, 17, "0", "0", old},
@@ -254,6 +257,50 @@ TEST(QuantCudaB32, PublicCallRouting) {
   set_knob("TC_QUANT_B32", "");
   set_knob("TC_QUANT_B32_OLD_BELOW", "");
   set_knob("TC_QUANT_B32_Q8", "");
+  set_knob("TC_QUANT_B32_MIN_M", "");
+}
+
+// Which batched kernel the rows prefer at M = 8, per shape class of the 7B step (host only, no
+// device: mma_b32_preferred reads the problem and the knobs), and around it M 7 / 9 and the knob.
+TEST(QuantCudaB32, PreferredAtM8ByShape) {
+  struct Want {
+    tc_dtype_t w, x;
+    int M, N, K;
+    bool b32;
+    const char* min_m = "";
+  };
+  const tc_dtype_t f32 = TC_DTYPE_F32, f16 = TC_DTYPE_F16, q40 = TC_DTYPE_Q4_0, q4k = TC_DTYPE_Q4_K,
+                   q80 = TC_DTYPE_Q8_0;
+  for (const Want c : {Want{q40, f32, 8, 12288, 4096, true},
+                       Want{q40, f16, 8, 4096, 4096, false},
+                       Want{q40, f32, 8, 22016, 4096, true},
+                       Want{q40, f16, 8, 4096, 11008, true},
+                       Want{q4k, f32, 8, 12288, 4096, false},
+                       Want{q4k, f16, 8, 12288, 4096, false},
+                       Want{q4k, f32, 8, 4096, 4096, false},
+                       Want{q4k, f32, 8, 22016, 4096, true},
+                       Want{q4k, f32, 8, 4096, 11008, false},
+                       Want{q4k, f16, 8, 4096, 11008, true},
+                       Want{q4k, TC_DTYPE_BF16, 8, 4096, 11008, false},
+                       Want{q80, f16, 8, 12288, 4096, false},
+                       Want{q80, f32, 8, 22016, 4096, false},
+                       Want{q80, f32, 8, 4096, 11008, true},
+                       Want{q80, f16, 8, 4096, 4096, false},
+                       Want{q40, f32, 7, 22016, 4096, false},
+                       Want{q4k, f32, 9, 4096, 4096, true},
+                       Want{q80, f32, 9, 12288, 4096, true},
+                       Want{q40, f32, 8, 22016, 4096, false, "9"},
+                       Want{q4k, f32, 8, 4096, 4096, true, "8"}}) {
+    set_knob("TC_QUANT_B32_MIN_M", c.min_m);
+    kq::Args a;
+    a.M = c.M;
+    a.N = c.N;
+    a.K = c.K;
+    a.w_dtype = c.w;
+    a.x_dtype = c.x;
+    EXPECT_EQ(kq::mma_b32_preferred(a), c.b32) << "w=" << c.w << " x=" << c.x << " M=" << c.M << " "
+                                               << c.N << "x" << c.K << " min_m=" << c.min_m;
+  }
   set_knob("TC_QUANT_B32_MIN_M", "");
 }
 

@@ -25,6 +25,7 @@ struct Options {
   std::vector<std::string> x;
   int layers = 32, n = 4096, k = 4096;
   double seconds = 0;
+  bool per_shape = false;
 };
 
 tc_context_t* open_context(const Options& o, const char* cmd) {
@@ -62,6 +63,7 @@ void run_decode(const Options& o) {
   if (!o.batches.empty()) d.batches = o.batches;
   if (!o.x.empty()) d.x = o.x;
   d.layers = o.layers;
+  d.per_shape = o.per_shape;
   if (o.seconds > 0) d.seconds = o.seconds;
   write_json(o.json, tc::bench::run_decode_bench(ctx, d).dump(1));
 #else
@@ -127,6 +129,8 @@ void tc_cli_add_bench_quant(CLI::App& app) {
       ->check(CLI::IsMember({"f32", "f16", "bf16"}));
   decode->add_option("--layers", o->layers, "transformer layers (default 32)")
       ->check(CLI::Range(1, 32));
+  decode->add_flag("--per-shape", o->per_shape,
+                   "also time each layer shape alone (us a launch against its streaming time)");
   decode->callback([o] { run_decode(*o); });
   auto* quant = bench->add_subcommand(
       "quant", "quantized kernels: GB/s (decode, hot and rotated), TFLOP/s (prefill M=512)");
