@@ -34,13 +34,21 @@ size_t up(size_t v) {
 // cost of 1/3 more X reads: H200 2026-11-30 02:37 UTC, 7B step, ms, 3 / 4 warpgroups (and the
 // 5%-margin model mixing both): Q4_0 b16 2.054 / 2.545 (2.185), b32 2.262 / 2.596 (2.247);
 // Q4_K b16 2.490 / 2.942 (2.613), b32 2.699 / 3.299 (2.945).
-int warpgroups(tc_dtype_t w) {
+// Two where K is long and rows are few (K > 8192, N <= 8192, the 7B down projection): 4096 rows
+// are 32 whole 128-row tiles split 4 ways in resident clusters of 4, where 192-row tiles leave a
+// third-full 22nd tile and split 6 ways through the workspace (clusters of 6 do not all fit).
+// `tc bench decode --per-shape`, H200 2026-11-30 07:50-08:05 UTC, X f16, 4096x11008, us a
+// launch, two / the default: Q4_0 M 8 15.36 / 15.94, 16 15.42 / 16.15, 32 17.31 / 18.83; Q4_K
+// M 8 16.87 / 17.85, 16 17.21 / 18.10, 32 18.64 / 20.88; Q8_0 (default four) M 8 19.35 / 20.28,
+// 16 19.39 / 21.14. Elsewhere two lost: gate+up 22016x4096 1.4-1.7x (172 tiles, two waves).
+int warpgroups(const Args& a) {
   const char* v = tc::knobs::get(tc::knobs::kQuantB32Wg);
   const int forced =
       v && (std::strcmp(v, "2") == 0 || std::strcmp(v, "3") == 0 || std::strcmp(v, "4") == 0)
           ? *v - '0'
           : 0;
-  if (w == TC_DTYPE_Q8_0) return forced == 2 ? 2 : 4;
+  if (forced == 0 && a.K > 8192 && a.N <= 8192) return 2;
+  if (a.w_dtype == TC_DTYPE_Q8_0) return forced == 2 ? 2 : 4;
   return forced != 0 ? forced : 3;
 }
 
@@ -92,7 +100,7 @@ bool wbox_pair(tc_dtype_t w) {
 Geo geometry(const Args& a, size_t cap) {
   Geo g;
   g.nx = a.M <= 16 ? 16 : 32;
-  g.nw = warpgroups(a.w_dtype);
+  g.nw = warpgroups(a);
   g.pair = g.nw >= 3 && wbox_pair(a.w_dtype);
   const XConv xconv = xconv_knob();
   const int rows = 64 * g.nw, nks = a.K / b32::kBK;
@@ -188,9 +196,12 @@ bool mma_b32_supports(const Args& a, std::string& why) {
   return supports(a, why, g);
 }
 
-// At M = 8 both batched kernels serve; which one is faster depends on the shape class
-// (`tc bench decode --per-shape`, H200 2026-11-30 07:50 UTC, the 7B shapes, us a launch, this
-// kernel / the mma.sync X-in-registers kernel, X f32 then X f16):
+// At M = 3..8 both batched kernels serve; which one is faster depends on the shape class, not on
+// M (`tc bench decode --per-shape`, H200 2026-11-30 07:50 UTC, the 7B shapes, us a launch, this
+// kernel / the mma.sync X-in-registers kernel, M = 8, X f32 then X f16; the same order at M = 4
+// and 6 with X f16, 08:03 UTC, e.g. Q4_0 22016x4096 21.26 / 24.62, 4096x4096 9.74 / 8.31, Q4_K
+// 22016x4096 25.14 / 27.16, 4096x11008 17.68 / 18.86, Q8_0 4096x11008 19.98 / 22.31 at M = 4;
+// M = 3 was not measured):
 //   Q4_0 12288x4096 14.97 / 15.08, 14.93 / 15.32; 4096x4096 10.04 / 8.22, 9.93 / 8.53;
 //        22016x4096 21.68 / 25.00, 21.59 / 25.03; 4096x11008 15.96 / 15.80, 15.87 / 15.94
 //   Q4_K 12288x4096 18.10 / 16.52, 16.72 / 16.80; 4096x4096 11.72 / 9.11, 10.62 / 9.46;
@@ -202,7 +213,7 @@ bool mma_b32_supports(const Args& a, std::string& why) {
 // fill the SMs); Q4_K where rows are many (N >= 16384: no K split) or K is long with X f16 (read
 // by TMA as it is, no conversion); Q8_0 where K is long (its mma.sync kernel splits K = 11008 over
 // 2-CTA clusters and loads half of X per CTA, 88 KB at M = 8).
-static bool b32_at_m8(const Args& a) {
+static bool b32_at_small_m(const Args& a) {
   const long long nk = (long long)a.N * a.K;
   if (nk <= 4096LL * 4096) return false;
   switch (a.w_dtype) {
@@ -217,14 +228,14 @@ static bool b32_at_m8(const Args& a) {
 
 bool mma_b32_preferred(const Args& a) {
   // TC_QUANT_B32_MIN_M=m (3..9): the smallest M this kernel takes, for every shape (it computes
-  // 16 X rows either way). By default M >= 9, and at M = 8 per shape class (b32_at_m8; before,
-  // Q4_0 took it at M = 8 everywhere, Q4_K / Q8_0 nowhere: 7B step at batch 8 in the seventh
-  // session, Q4_0 2.020-2.026 ms against 2.095-2.104, Q4_K / Q8_0 2.429 / 3.076 against 2.325 /
-  // 2.769). M 3..7 stay on the mma.sync kernel (not measured here).
+  // 16 X rows either way). By default M >= 9, and at M 3..8 per shape class (b32_at_small_m;
+  // before, Q4_0 took it from M = 8 everywhere, Q4_K / Q8_0 from M = 9: 7B step at batch 8 in the
+  // seventh session, Q4_0 2.020-2.026 ms against 2.095-2.104, Q4_K / Q8_0 2.429 / 3.076 against
+  // 2.325 / 2.769).
   const char* m = tc::knobs::get(tc::knobs::kQuantB32MinM);
   if (m && *m) {
     if (a.M < std::clamp(std::atoi(m), 3, 9)) return false;
-  } else if (a.M < 8 || (a.M == 8 && !b32_at_m8(a))) {
+  } else if (a.M <= 8 && !b32_at_small_m(a)) {
     return false;
   }
   long long below = kOldBelow;

@@ -109,10 +109,10 @@ const WorkRow kPrefillQ4Work = {
       return kq::launch_prefill_q4_wgmma(a, work, p.stream);
     }};
 
-// M > 8 (Q4_0 from M = 8; Q4_K) in the f16 MMA row: the wgmma kernel (quant_mma_b32.cu; the K-split
-// partials), which decodes each weight tile once into wgmma's A registers; the older mma.sync
-// kernel stays where it measured faster (mma_b32_preferred) and behind TC_QUANT_B32=0
-// (mma_b32_supports declines).
+// M > 8 (M 3..8 by shape class; Q4_0, Q4_K, Q8_0) in the f16 MMA row: the wgmma kernel
+// (quant_mma_b32.cu; the K-split partials), which decodes each weight tile once into wgmma's A
+// registers; the older mma.sync kernel stays where it measured faster (mma_b32_preferred) and
+// behind TC_QUANT_B32=0 (mma_b32_supports declines).
 const WorkRow kMmaB32Work = {
     mma_f16_run, [](const tc::quant::MatmulProblem& p) { return kq::mma_b32_work_bytes(args(p)); },
     [](const tc::quant::MatmulProblem& p, void* work, size_t bytes) {
@@ -124,7 +124,7 @@ const WorkRow kMmaB32Work = {
     }};
 bool use_b32(const tc::quant::MatmulProblem& p) {
   kq::Args a = args(p);
-  if (!kq::mma_b32_preferred(a)) return false;  // M 9..32 (Q4_0 8..32) by default
+  if (!kq::mma_b32_preferred(a)) return false;  // M 9..32, M 3..8 by shape class
   a.work = reinterpret_cast<void*>(uintptr_t(256));
   a.work_bytes = kq::mma_b32_work_bytes(a);
   std::string ignored;

@@ -195,8 +195,8 @@ TEST(QuantCudaB32, MatchesFloat64) {
 // The public call routes M 9..32 (Q4_0 / Q4_K / Q8_0, 8-bit-class activations allowed) to this
 // kernel (TC_QUANT_B32_OLD_BELOW=0: wherever it runs), and back to the older f16 MMA kernel
 // (Q8_0: the int8 MMA) with TC_QUANT_B32=0 or at M <= 16 where N * K is at or below
-// TC_QUANT_B32_OLD_BELOW (by default nowhere); TC_QUANT_B32_Q8=0 sends Q8_0 back alone; M 3..7
-// (and M = 8 but for Q4_0) stays on the f16 MMA.
+// TC_QUANT_B32_OLD_BELOW (by default nowhere); TC_QUANT_B32_Q8=0 sends Q8_0 back alone; M 3..8
+// by shape class (PreferredAtSmallMByShape): this test's 203 x 1536 stays on the f16 MMA.
 TEST(QuantCudaB32, PublicCallRouting) {
   if (!tc_device_available(TC_DEVICE_CUDA)) GTEST_SKIP() << "no CUDA device";
   Context ctx;
@@ -217,7 +217,7 @@ TEST(QuantCudaB32, PublicCallRouting) {
                        // (PreferredAtM8ByShape has the 7B shapes), unless MIN_M says otherwise.
                        Want{TC_DTYPE_Q4_0, TC_DTYPE_F32, 8, "", "0", old},
                        Want{TC_DTYPE_Q4_0, TC_DTYPE_F32, 8, "", "", b32, "", "8"},
-                       Want{TC_DTYPE_Q4_0, TC_DTYPE_F32, 7, "", "", old},
+                       Want{TC_DTYPE_Q4_0, TC_DTYPE_F32, 7, "", "", old},  // small N x K
                        Want{TC_DTYPE_Q4_K, TC_DTYPE_F32, 8, "", "", old},
                        Want{TC_DTYPE_Q4_K, TC_DTYPE_F32, 17, "0", "0", old},
                        Want{TC_DTYPE_Q4_0, TC_DTYPE_F32, 13, "", "311808", old},  // 203 x 1536
@@ -260,9 +260,9 @@ TEST(QuantCudaB32, PublicCallRouting) {
   set_knob("TC_QUANT_B32_MIN_M", "");
 }
 
-// Which batched kernel the rows prefer at M = 8, per shape class of the 7B step (host only, no
-// device: mma_b32_preferred reads the problem and the knobs), and around it M 7 / 9 and the knob.
-TEST(QuantCudaB32, PreferredAtM8ByShape) {
+// Which batched kernel the rows prefer at M 3..8, per shape class of the 7B step (host only, no
+// device: mma_b32_preferred reads the problem and the knobs), M 9 and the knob.
+TEST(QuantCudaB32, PreferredAtSmallMByShape) {
   struct Want {
     tc_dtype_t w, x;
     int M, N, K;
@@ -286,7 +286,11 @@ TEST(QuantCudaB32, PreferredAtM8ByShape) {
                        Want{q80, f32, 8, 22016, 4096, false},
                        Want{q80, f32, 8, 4096, 11008, true},
                        Want{q80, f16, 8, 4096, 4096, false},
-                       Want{q40, f32, 7, 22016, 4096, false},
+                       Want{q40, f32, 7, 22016, 4096, true},
+                       Want{q40, f16, 4, 4096, 4096, false},
+                       Want{q4k, f16, 3, 4096, 11008, true},
+                       Want{q80, f16, 6, 22016, 4096, false},
+                       Want{q80, f32, 5, 4096, 11008, true},
                        Want{q4k, f32, 9, 4096, 4096, true},
                        Want{q80, f32, 9, 12288, 4096, true},
                        Want{q40, f32, 8, 22016, 4096, false, "9"},

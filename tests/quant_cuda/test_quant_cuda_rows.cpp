@@ -105,13 +105,14 @@ TEST(QuantCuda, EveryRowMatchesFloat64) {
     EXPECT_EQ(ran[row], fmts) << row << " (rows that ran: " << all << ")";
   };
   const std::set<int> fast = {TC_DTYPE_Q4_0, TC_DTYPE_Q8_0, TC_DTYPE_Q4_K};
-  // K % 256 == 0: M <= 2 the bulk GEMV, M 3..8 the f16 MMA (Q4_0: 3..7), M 9..32 the b32 wgmma
-  // kernel (Q4_0: 8..32; Q8_0 there on the int8 MMA with TC_QUANT_B32_Q8=0: test_quant_cuda_b32);
+  // K % 256 == 0: M <= 2 the bulk GEMV, M 3..8 the f16 MMA (these shapes are small; larger ones
+  // may take the b32 kernel from M = 3: test_quant_cuda_b32), M 9..32 the b32 wgmma kernel (Q8_0
+  // there on the int8 MMA with TC_QUANT_B32_Q8=0: test_quant_cuda_b32);
   // the staged q8 GEMV behind them and the q8 GEMV on Q4_K are checked in
   // test_quant_cuda_launchers, the f16 MMA's edge cases in test_quant_cuda_mma_f16.
   expect("cuda_gemv_bulk_q8_dp4a", fast);
-  expect("cuda_mma_bulk_f16_hmma", fast);  // up to M = 8 (Q4_0: 7)
-  expect("cuda_mma_b32_f16_wgmma", fast);  // M 9..32 (Q4_0: 8..32)
+  expect("cuda_mma_bulk_f16_hmma", fast);  // M 3..8
+  expect("cuda_mma_b32_f16_wgmma", fast);  // M 9..32
   expect("cuda_gemv_q8_dp4a", {TC_DTYPE_Q4_0, TC_DTYPE_Q8_0});
   expect("cuda_gemv_staged_f32", {TC_DTYPE_Q4_0, TC_DTYPE_Q8_0});  // M = 1, K = 14336
   expect("cuda_gemv_quant_f32", fast);
