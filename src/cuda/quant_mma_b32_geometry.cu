@@ -41,13 +41,17 @@ size_t up(size_t v) {
 // launch, two / the default: Q4_0 M 8 15.36 / 15.94, 16 15.42 / 16.15, 32 17.31 / 18.83; Q4_K
 // M 8 16.87 / 17.85, 16 17.21 / 18.10, 32 18.64 / 20.88; Q8_0 (default four) M 8 19.35 / 20.28,
 // 16 19.39 / 21.14. Elsewhere two lost: gate+up 22016x4096 1.4-1.7x (172 tiles, two waves).
+// In the step (08:07 UTC, ms, two / three or four, two processes each, X f16): Q4_K b16 2.334-
+// 2.336 / 2.340-2.360, b32 2.446-2.459 / 2.478-2.483; Q8_0 b16 2.949 / 2.995-3.001, b32
+// 3.261-3.275 / 3.352-3.353; but Q4_0 b16 2.071-2.083 / 2.062-2.063, b32 2.279-2.287 / 2.264-
+// 2.284 (the per-shape gain did not carry into the step), so Q4_0 keeps three.
 int warpgroups(const Args& a) {
   const char* v = tc::knobs::get(tc::knobs::kQuantB32Wg);
   const int forced =
       v && (std::strcmp(v, "2") == 0 || std::strcmp(v, "3") == 0 || std::strcmp(v, "4") == 0)
           ? *v - '0'
           : 0;
-  if (forced == 0 && a.K > 8192 && a.N <= 8192) return 2;
+  if (forced == 0 && a.w_dtype != TC_DTYPE_Q4_0 && a.K > 8192 && a.N <= 8192) return 2;
   if (a.w_dtype == TC_DTYPE_Q8_0) return forced == 2 ? 2 : 4;
   return forced != 0 ? forced : 3;
 }
@@ -210,17 +214,17 @@ bool mma_b32_supports(const Args& a, std::string& why) {
 //        22016x4096 38.15 / 32.65, 35.73 / 32.68; 4096x11008 21.65 / 22.99, 20.28 / 22.72
 // So: the small shapes (N K <= 4096^2: one short pass or two per SM) go to the mma.sync kernel,
 // whose fixed cost per launch is lower; Q4_0 takes this kernel everywhere else (its 192-row tiles
-// fill the SMs); Q4_K where rows are many (N >= 16384: no K split) or K is long with X f16 (read
-// by TMA as it is, no conversion); Q8_0 where K is long (its mma.sync kernel splits K = 11008 over
-// 2-CTA clusters and loads half of X per CTA, 88 KB at M = 8).
+// fill the SMs); Q4_K with X f16 (read by TMA as it is, no conversion) where rows are many
+// (N >= 16384: no K split) or K is long; Q8_0 where K is long (its mma.sync kernel splits K =
+// 11008 over 2-CTA clusters and loads half of X per CTA, 88 KB at M = 8).
 static bool b32_at_small_m(const Args& a) {
   const long long nk = (long long)a.N * a.K;
   if (nk <= 4096LL * 4096) return false;
   switch (a.w_dtype) {
     case TC_DTYPE_Q4_0:
       return true;
-    case TC_DTYPE_Q4_K:
-      return a.N >= 16384 || (a.K > 8192 && a.x_dtype == TC_DTYPE_F16);
+    case TC_DTYPE_Q4_K:  // X f32: the step lost 2% at M 4 / 8 (08:07 UTC), so f16 X only
+      return a.x_dtype == TC_DTYPE_F16 && (a.N >= 16384 || a.K > 8192);
     default:
       return a.K > 8192;
   }
@@ -235,7 +239,7 @@ bool mma_b32_preferred(const Args& a) {
   const char* m = tc::knobs::get(tc::knobs::kQuantB32MinM);
   if (m && *m) {
     if (a.M < std::clamp(std::atoi(m), 3, 9)) return false;
-  } else if (a.M <= 8 && !b32_at_small_m(a)) {
+  } else if (a.M < 3 || (a.M <= 8 && !b32_at_small_m(a))) {  // M <= 2: the bulk GEMV
     return false;
   }
   long long below = kOldBelow;

@@ -128,8 +128,11 @@ TEST(QuantCudaB32, MatchesFloat64) {
       // The default split: comparable bits; even splits (EVEN=1 or pair boxes): `even`.
       // The default pairs Q4_0's boxes alone; the other formats keep one-stage boxes; two
       // warpgroups never pair.
-      const bool paired =
-          *f.wbox && (wbox == "pair" || c.w == TC_DTYPE_Q4_0) && std::string(f.wg) != "2";
+      // Two warpgroups: forced, or by default for Q4_K / Q8_0 where K > 8192 and N <= 8192
+      // (warpgroups()).
+      const bool two =
+          std::string(f.wg) == "2" || (!*f.wg && c.w != TC_DTYPE_Q4_0 && c.K > 8192 && c.N <= 8192);
+      const bool paired = *f.wbox && (wbox == "pair" || c.w == TC_DTYPE_Q4_0) && !two;
       const bool evens = *f.even || paired;
       const bool plain = !*f.splits && !*f.wg && !*f.most && !evens;
       std::vector<float> first;
@@ -278,7 +281,8 @@ TEST(QuantCudaB32, PreferredAtSmallMByShape) {
                        Want{q4k, f32, 8, 12288, 4096, false},
                        Want{q4k, f16, 8, 12288, 4096, false},
                        Want{q4k, f32, 8, 4096, 4096, false},
-                       Want{q4k, f32, 8, 22016, 4096, true},
+                       Want{q4k, f32, 8, 22016, 4096, false},
+                       Want{q4k, f16, 8, 22016, 4096, true},
                        Want{q4k, f32, 8, 4096, 11008, false},
                        Want{q4k, f16, 8, 4096, 11008, true},
                        Want{q4k, TC_DTYPE_BF16, 8, 4096, 11008, false},
@@ -287,6 +291,10 @@ TEST(QuantCudaB32, PreferredAtSmallMByShape) {
                        Want{q80, f32, 8, 4096, 11008, true},
                        Want{q80, f16, 8, 4096, 4096, false},
                        Want{q40, f32, 7, 22016, 4096, true},
+                       Want{q40, f32, 1, 22016, 4096, false},  // M <= 2: the bulk GEMV's
+                       Want{q80, f16, 2, 4096, 11008, false},
+                       Want{q4k, f32, 1, 4096, 4096, false, "3"},  // the knob's floor is 3
+                       Want{q4k, f32, 2, 4096, 4096, false, "3"},
                        Want{q40, f16, 4, 4096, 4096, false},
                        Want{q4k, f16, 3, 4096, 11008, true},
                        Want{q80, f16, 6, 22016, 4096, false},
