@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Quantized kernels on the GPU (issue 4), run by scripts/gpu-check after the GEMM bench with B
 # (build dir), OUT and LOG set: the CUDA rows' tests (summary line), `tc bench decode` (batch
-# 1, 8, 32) and `tc bench quant` (decode GB/s hot and rotated, prefill TFLOP/s). Full outputs
-# in $OUT/quant_*.txt and JSON beside them. Bounded to ~200 s.
+# 1, 8, 32; and batch 8 per layer shape) and `tc bench quant` (decode GB/s hot and rotated,
+# prefill TFLOP/s). Full outputs in $OUT/quant_*.txt and JSON beside them. Bounded to ~240 s.
 set -uo pipefail
 TC=$B/tools/tc/tc
 T=$B/tests/quant_cuda/test_quant_cuda
@@ -50,6 +50,10 @@ for xc in ("f32", "f16", "bf16"):
                 line += f"; batch {b} {r:.2f}x batch 1 ({'ok' if r <= lim else 'over'} {lim}x)"
         print(line + (" (>= 900 tok/s: " + ("ok" if 1e3 / best[1] >= 900 else "not yet") + ")" if fmt == "q4_0" else ""))
 PY
+# Where batch 8 spends its time (X f16): each layer shape alone, us a launch against streaming.
+timeout 40 "$TC" bench decode --device cuda --batches 8 --x f16 --seconds 0.04 --per-shape \
+  > "$OUT/quant_shapes.txt" 2>&1 || echo "tc bench decode --per-shape exit $?"
+grep -E "shape [0-9]+x[0-9]+:" "$OUT/quant_shapes.txt" | sed -E 's/, streaming at the copy rate/ vs/'
 timeout 35 "$TC" bench quant --device cuda --ms 1,8,32 --seconds 0.05 \
   --json "$OUT/quant_kernels.json" > "$OUT/quant_kernels.txt" 2>&1
 rc=$?
