@@ -6,9 +6,9 @@
 // events (median). Batch 1 is also timed through the public API (tc_gemv_quantized_async,
 // captured into a graph and queued per step, with and without TC_QUANT_WEIGHTS_CONSTANT, and
 // the host microseconds per queued call). `--x` (DecodeBenchOptions::x) adds the step with X
-// given in f16 / bf16, which the decode kernels read as it is. Prints tok/s, effective GB/s of
-// weight bytes, the share of the copy bandwidth measured in the same run, and the peak device
-// memory of each format against weight bytes + activations.
+// given in f16 / bf16, which the decode kernels read as it is; `--per-shape` each layer shape
+// alone. Prints tok/s, effective GB/s of weight bytes, the share of the copy bandwidth measured
+// in the same run, and the peak device memory of each format against weight bytes + activations.
 #include "bench_decode.h"
 
 #include <cuda_runtime_api.h>
@@ -219,13 +219,18 @@ std::vector<XCell> x_cells(const DecodeBenchOptions& o) {
   return cells;
 }
 
-// --per-shape: each layer shape of the step alone, its 32 (o.layers) GEMVs in one graph (weights
-// rotated through the layers' copies, so they stream from HBM), µs a launch against the
-// streaming time of its weight bytes at the copy rate.
+// --per-shape: each layer shape of the step alone, its o.layers GEMVs in one graph (weights
+// rotated through the layers' copies, so they stream from HBM unless those copies fit in L2:
+// then the line says so), µs a launch against the streaming time of its weight bytes at the
+// copy rate.
 void shape_cells(const Step& s, tc_dtype_t f, const std::string& name, int batch, const XCell& c,
                  const void* xp, const Buffer& y, const Buffer& work, cudaStream_t st,
                  double seconds, double copy, nlohmann::json& doc) {
   constexpr size_t kShapes = std::size(kLayer);
+  int dev = 0, l2 = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess ||
+      cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, dev) != cudaSuccess)
+    l2 = 0;
   for (size_t j = 0; j < kShapes; ++j) {
     std::vector<size_t> only;
     for (size_t i = j; i + 1 < s.w.size(); i += kShapes) only.push_back(i);
@@ -235,20 +240,25 @@ void shape_cells(const Step& s, tc_dtype_t f, const std::string& name, int batch
     const double us = ms > 0 ? 1e3 * ms / double(only.size()) : -1;
     const double bytes = double(tc_buffer_size(s.w[j].b));
     const double ideal = copy > 0 ? bytes / (copy * 1e9) * 1e6 : 0;
+    const bool in_l2 = double(only.size()) * bytes < 2.0 * l2;  // copies that L2 may hold
     std::string ks;
     for (const auto& k : kernels) ks += (ks.empty() ? "" : " ") + k;
+    if (ms < 0) ks = "not run: " + std::string(tc_last_error_message());
     fmt::print(
         "{:>6} | {:>5} | {:>6} |   shape {}x{}: {:.2f} us a launch, {:.0f} GB/s, streaming "
-        "at the copy rate {:.2f} us (+{:.2f}) | {}\n",
+        "at the copy rate {:.2f} us ({:+.2f}){} | {}\n",
         name, batch, c.label, kLayer[j].N, kLayer[j].K, us, us > 0 ? bytes / us / 1e3 : 0.0, ideal,
-        us - ideal, ks);
+        us - ideal, in_l2 ? " (L2-resident: not a streaming time)" : "", ks);
     doc["shapes"].push_back({{"format", name},
                              {"batch", batch},
                              {"x", c.label},
+                             {"act8", c.act8},
                              {"n", kLayer[j].N},
                              {"k", kLayer[j].K},
                              {"us", us},
+                             {"gbps", us > 0 ? bytes / us / 1e3 : 0.0},
                              {"ideal_us", ideal},
+                             {"l2_resident", in_l2},
                              {"kernels", ks}});
   }
 }

@@ -86,8 +86,8 @@ tc_status_t launch_decode(const Args& a, void* stream, const char** name) {
   if (a.w_dtype == TC_DTYPE_I8 && i8_gemv_supports(a, why)) {
     row = "cuda_gemv_i8";
     st = launch_i8_gemv(a, stream);
-  } else if (a.act8 && mma_b32_preferred(a) &&
-             mma_b32_supports(a, why)) {  // as the f16 MMA row (M > 8, Q4_0 M >= 8)
+  } else if (a.act8 && a.M > 2 && mma_b32_preferred(a) &&
+             mma_b32_supports(a, why)) {  // as the f16 MMA row (M >= 9, M 3..8 by shape class)
     row = "cuda_mma_b32_f16_wgmma";
     st = launch_mma_b32(a, stream);
   } else if (a.act8 && a.M > 2 && mma_f16_preferred(a) && mma_f16_supports(a, why)) {  // rows

@@ -41,6 +41,7 @@ size_t up(size_t v) {
 // launch, two / the default: Q4_0 M 8 15.36 / 15.94, 16 15.42 / 16.15, 32 17.31 / 18.83; Q4_K
 // M 8 16.87 / 17.85, 16 17.21 / 18.10, 32 18.64 / 20.88; Q8_0 (default four) M 8 19.35 / 20.28,
 // 16 19.39 / 21.14. Elsewhere two lost: gate+up 22016x4096 1.4-1.7x (172 tiles, two waves).
+// Fitted on the 7B shapes (others, e.g. 8192x28672, not measured).
 // In the step (08:07 UTC, ms, two / three or four, two processes each, X f16): Q4_K b16 2.334-
 // 2.336 / 2.340-2.360, b32 2.446-2.459 / 2.478-2.483; Q8_0 b16 2.949 / 2.995-3.001, b32
 // 3.261-3.275 / 3.352-3.353; but Q4_0 b16 2.071-2.083 / 2.062-2.063, b32 2.279-2.287 / 2.264-
@@ -154,6 +155,37 @@ Geo geometry(const Args& a, size_t cap) {
   return g;
 }
 
+// At M = 3..8 both batched kernels serve; which one is faster depends on the shape class, not on
+// M (`tc bench decode --per-shape`, H200 2026-11-30 07:50 UTC, the 7B shapes, us a launch, this
+// kernel / the mma.sync X-in-registers kernel, M = 8, X f32 then X f16; the same order at M = 4
+// and 6 with X f16, 08:03 UTC, e.g. Q4_0 22016x4096 21.26 / 24.62, 4096x4096 9.74 / 8.31, Q4_K
+// 22016x4096 25.14 / 27.16, 4096x11008 17.68 / 18.86, Q8_0 4096x11008 19.98 / 22.31 at M = 4;
+// M = 3 was not measured):
+//   Q4_0 12288x4096 14.97 / 15.08, 14.93 / 15.32; 4096x4096 10.04 / 8.22, 9.93 / 8.53;
+//        22016x4096 21.68 / 25.00, 21.59 / 25.03; 4096x11008 15.96 / 15.80, 15.87 / 15.94
+//   Q4_K 12288x4096 18.10 / 16.52, 16.72 / 16.80; 4096x4096 11.72 / 9.11, 10.62 / 9.46;
+//        22016x4096 26.75 / 27.57, 25.11 / 27.49; 4096x11008 19.06 / 19.05, 17.85 / 19.12
+//   Q8_0 12288x4096 21.52 / 20.54, 20.96 / 20.37; 4096x4096 12.02 / 10.13, 11.97 / 10.31;
+//        22016x4096 38.15 / 32.65, 35.73 / 32.68; 4096x11008 21.65 / 22.99, 20.28 / 22.72
+// So: the small shapes (N K <= 4096^2: one short pass or two per SM) go to the mma.sync kernel,
+// whose fixed cost per launch is lower; Q4_0 takes this kernel everywhere else (its 192-row tiles
+// fill the SMs); Q4_K with X f16 (read by TMA as it is, no conversion) where rows are many
+// (N >= 16384: no K split) or K is long; Q8_0 where K is long (its mma.sync kernel splits K =
+// 11008 over 2-CTA clusters and loads half of X per CTA, 88 KB at M = 8). Fitted on the 7B
+// shapes; other models' shapes (e.g. 4096x14336, 8192x28672) were not measured.
+bool b32_at_small_m(const Args& a) {
+  const long long nk = (long long)a.N * a.K;
+  if (nk <= 4096LL * 4096) return false;
+  switch (a.w_dtype) {
+    case TC_DTYPE_Q4_0:
+      return true;
+    case TC_DTYPE_Q4_K:  // X f32: the step lost 2% at M 4 / 8 (08:07 UTC), so f16 X only
+      return a.x_dtype == TC_DTYPE_F16 && (a.N >= 16384 || a.K > 8192);
+    default:
+      return a.K > 8192;
+  }
+}
+
 // N * K at or below which the f16 MMA kernel is preferred at M <= 16 (mma_b32_preferred): 0,
 // none. H200 22:53 UTC, rotated 4096x4096, M = 16, us: the f16 MMA 12.6 (Q4_0), 14.0 (Q4_K);
 // this kernel 13.5, 15.2 with the convert kernel, 11.9, 14.0 with the helpers' X (chosen there
@@ -198,36 +230,6 @@ size_t mma_b32_work_bytes(const Args& a) {
 bool mma_b32_supports(const Args& a, std::string& why) {
   Geo g;
   return supports(a, why, g);
-}
-
-// At M = 3..8 both batched kernels serve; which one is faster depends on the shape class, not on
-// M (`tc bench decode --per-shape`, H200 2026-11-30 07:50 UTC, the 7B shapes, us a launch, this
-// kernel / the mma.sync X-in-registers kernel, M = 8, X f32 then X f16; the same order at M = 4
-// and 6 with X f16, 08:03 UTC, e.g. Q4_0 22016x4096 21.26 / 24.62, 4096x4096 9.74 / 8.31, Q4_K
-// 22016x4096 25.14 / 27.16, 4096x11008 17.68 / 18.86, Q8_0 4096x11008 19.98 / 22.31 at M = 4;
-// M = 3 was not measured):
-//   Q4_0 12288x4096 14.97 / 15.08, 14.93 / 15.32; 4096x4096 10.04 / 8.22, 9.93 / 8.53;
-//        22016x4096 21.68 / 25.00, 21.59 / 25.03; 4096x11008 15.96 / 15.80, 15.87 / 15.94
-//   Q4_K 12288x4096 18.10 / 16.52, 16.72 / 16.80; 4096x4096 11.72 / 9.11, 10.62 / 9.46;
-//        22016x4096 26.75 / 27.57, 25.11 / 27.49; 4096x11008 19.06 / 19.05, 17.85 / 19.12
-//   Q8_0 12288x4096 21.52 / 20.54, 20.96 / 20.37; 4096x4096 12.02 / 10.13, 11.97 / 10.31;
-//        22016x4096 38.15 / 32.65, 35.73 / 32.68; 4096x11008 21.65 / 22.99, 20.28 / 22.72
-// So: the small shapes (N K <= 4096^2: one short pass or two per SM) go to the mma.sync kernel,
-// whose fixed cost per launch is lower; Q4_0 takes this kernel everywhere else (its 192-row tiles
-// fill the SMs); Q4_K with X f16 (read by TMA as it is, no conversion) where rows are many
-// (N >= 16384: no K split) or K is long; Q8_0 where K is long (its mma.sync kernel splits K =
-// 11008 over 2-CTA clusters and loads half of X per CTA, 88 KB at M = 8).
-static bool b32_at_small_m(const Args& a) {
-  const long long nk = (long long)a.N * a.K;
-  if (nk <= 4096LL * 4096) return false;
-  switch (a.w_dtype) {
-    case TC_DTYPE_Q4_0:
-      return true;
-    case TC_DTYPE_Q4_K:  // X f32: the step lost 2% at M 4 / 8 (08:07 UTC), so f16 X only
-      return a.x_dtype == TC_DTYPE_F16 && (a.N >= 16384 || a.K > 8192);
-    default:
-      return a.K > 8192;
-  }
 }
 
 bool mma_b32_preferred(const Args& a) {

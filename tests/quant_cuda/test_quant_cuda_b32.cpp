@@ -4,7 +4,8 @@
 // Q4_K and Q8_0, every M 9..32 (and a few M <= 8; 33 is refused), odd N (partial 192- and
 // 256-row tiles), K from one Q4_K block to 11008 (86 stages: splits of unequal length), in each
 // knob form (the chosen K split, 3 forced splits, at most 2 splits, 2, 3 and 4 consumer warpgroups
-// (the default: 3 for Q4_0 / Q4_K, 4 for Q8_0), 3 of them with 3 splits, the
+// (the default: 3 for Q4_0 / Q4_K, 4 for Q8_0; 2 for Q4_K / Q8_0 where K > 8192 and N <= 8192,
+// the K = 11008 cases here), 3 of them with 3 splits, the
 // workspace fixup where the split could run inside clusters (the default) at the chosen and 3
 // splits, its per-element and 8-loads forms, X converted by the kernel's helper warps or by the
 // convert kernel (its default and its resident form) everywhere, the W boxes of 2, 4 or 8
@@ -47,6 +48,8 @@ std::vector<LaunchCase> cases() {
     out.push_back({w, 17, 1001, 4096});   // 4 tiles, a partial last one
     out.push_back({w, 32, 4099, 2048});   // 17 tiles
     out.push_back({w, 13, 2053, 11008});  // ring wraps many times
+    out.push_back({w, 5, 300, 1280});     // M 3..8, which the rows now route here by shape
+    out.push_back({w, 3, 257, 11008});    // and two warpgroups by default (Q4_K / Q8_0)
   }
   return out;
 }
@@ -217,7 +220,7 @@ TEST(QuantCudaB32, PublicCallRouting) {
                        Want{TC_DTYPE_Q4_K, TC_DTYPE_F32, 32, "", "0", b32},
                        Want{TC_DTYPE_Q4_0, TC_DTYPE_F32, 21, "", "0", b32},
                        // M = 8 by shape class: 203 x 1536 is small, the mma.sync kernel's
-                       // (PreferredAtM8ByShape has the 7B shapes), unless MIN_M says otherwise.
+                       // (PreferredAtSmallMByShape has the 7B shapes), unless MIN_M says otherwise.
                        Want{TC_DTYPE_Q4_0, TC_DTYPE_F32, 8, "", "0", old},
                        Want{TC_DTYPE_Q4_0, TC_DTYPE_F32, 8, "", "", b32, "", "8"},
                        Want{TC_DTYPE_Q4_0, TC_DTYPE_F32, 7, "", "", old},  // small N x K
@@ -263,9 +266,45 @@ TEST(QuantCudaB32, PublicCallRouting) {
   set_knob("TC_QUANT_B32_MIN_M", "");
 }
 
+// The public call at M 3..8 takes the wgmma kernel by shape class and, for Q4_K, by X's type: f16
+// X (read by TMA as it is) yes, bf16 X no (the mma.sync kernel reads it natively); small shapes
+// stay on the mma.sync kernel. Against float64, Y checked like the other routing cases.
+TEST(QuantCudaB32, PublicCallRoutingAtSmallM) {
+  if (!tc_device_available(TC_DEVICE_CUDA)) GTEST_SKIP() << "no CUDA device";
+  Context ctx;
+  ASSERT_EQ(tc_context_create(&ctx.ctx, TC_DEVICE_CUDA), TC_SUCCESS) << tc_last_error_message();
+  set_knob("TC_QUANT_B32_MIN_M", "");
+  set_knob("TC_QUANT_B32_WG", "");
+  struct Want {
+    tc_dtype_t w, x;
+    int M, N, K;
+    const char* row;
+  };
+  const char* b32 = "cuda_mma_b32_f16_wgmma";
+  const char* old = "cuda_mma_bulk_f16_hmma";
+  uint32_t seed = 9900;
+  for (const Want c : {Want{TC_DTYPE_Q4_K, TC_DTYPE_F16, 4, 1931, 8704, b32},
+                       Want{TC_DTYPE_Q4_K, TC_DTYPE_BF16, 4, 1931, 8704, old},
+                       Want{TC_DTYPE_Q8_0, TC_DTYPE_F32, 3, 1931, 8704, b32},
+                       Want{TC_DTYPE_Q4_0, TC_DTYPE_F16, 5, 300, 1280, old}}) {
+    const Weights wt = make_weights(c.w, c.N, c.K, seed++);
+    const Activations a = make_activations(c.x, c.M, c.K, seed++);
+    const std::vector<double> ref = reference(wt, a, c.M, c.N, c.K);
+    std::vector<float> y;
+    const tc_quant_matmul_desc d{c.M, c.N, c.K, c.w, c.x, TC_DTYPE_F32, true, 1.0f};
+    ASSERT_EQ(run_api(ctx.ctx, d, wt, a, tc_gemm_quantized, &y), TC_SUCCESS)
+        << tc_last_error_message();
+    EXPECT_EQ(std::string(tc_last_instance()), c.row)
+        << "w=" << c.w << " x=" << c.x << " M=" << c.M << " " << c.N << "x" << c.K;
+    EXPECT_LE(rms_scaled(y, ref), 1e-3) << tc_last_instance() << " M=" << c.M;
+  }
+}
+
 // Which batched kernel the rows prefer at M 3..8, per shape class of the 7B step (host only, no
 // device: mma_b32_preferred reads the problem and the knobs), M 9 and the knob.
 TEST(QuantCudaB32, PreferredAtSmallMByShape) {
+  set_knob("TC_QUANT_B32", "");  // the other routing knobs at their defaults
+  set_knob("TC_QUANT_B32_OLD_BELOW", "");
   struct Want {
     tc_dtype_t w, x;
     int M, N, K;
@@ -274,35 +313,28 @@ TEST(QuantCudaB32, PreferredAtSmallMByShape) {
   };
   const tc_dtype_t f32 = TC_DTYPE_F32, f16 = TC_DTYPE_F16, q40 = TC_DTYPE_Q4_0, q4k = TC_DTYPE_Q4_K,
                    q80 = TC_DTYPE_Q8_0;
-  for (const Want c : {Want{q40, f32, 8, 12288, 4096, true},
-                       Want{q40, f16, 8, 4096, 4096, false},
-                       Want{q40, f32, 8, 22016, 4096, true},
-                       Want{q40, f16, 8, 4096, 11008, true},
-                       Want{q4k, f32, 8, 12288, 4096, false},
-                       Want{q4k, f16, 8, 12288, 4096, false},
-                       Want{q4k, f32, 8, 4096, 4096, false},
-                       Want{q4k, f32, 8, 22016, 4096, false},
-                       Want{q4k, f16, 8, 22016, 4096, true},
-                       Want{q4k, f32, 8, 4096, 11008, false},
-                       Want{q4k, f16, 8, 4096, 11008, true},
-                       Want{q4k, TC_DTYPE_BF16, 8, 4096, 11008, false},
-                       Want{q80, f16, 8, 12288, 4096, false},
-                       Want{q80, f32, 8, 22016, 4096, false},
-                       Want{q80, f32, 8, 4096, 11008, true},
-                       Want{q80, f16, 8, 4096, 4096, false},
-                       Want{q40, f32, 7, 22016, 4096, true},
-                       Want{q40, f32, 1, 22016, 4096, false},  // M <= 2: the bulk GEMV's
-                       Want{q80, f16, 2, 4096, 11008, false},
-                       Want{q4k, f32, 1, 4096, 4096, false, "3"},  // the knob's floor is 3
-                       Want{q4k, f32, 2, 4096, 4096, false, "3"},
-                       Want{q40, f16, 4, 4096, 4096, false},
-                       Want{q4k, f16, 3, 4096, 11008, true},
-                       Want{q80, f16, 6, 22016, 4096, false},
-                       Want{q80, f32, 5, 4096, 11008, true},
-                       Want{q4k, f32, 9, 4096, 4096, true},
-                       Want{q80, f32, 9, 12288, 4096, true},
-                       Want{q40, f32, 8, 22016, 4096, false, "9"},
-                       Want{q4k, f32, 8, 4096, 4096, true, "8"}}) {
+  for (const Want c :
+       {Want{q40, f32, 8, 12288, 4096, true}, Want{q40, f16, 8, 4096, 4096, false},
+        Want{q40, f32, 8, 22016, 4096, true}, Want{q40, f16, 8, 4096, 11008, true},
+        Want{q4k, f32, 8, 12288, 4096, false}, Want{q4k, f16, 8, 12288, 4096, false},
+        Want{q4k, f32, 8, 4096, 4096, false}, Want{q4k, f32, 8, 22016, 4096, false},
+        Want{q4k, f16, 8, 22016, 4096, true}, Want{q4k, f32, 8, 4096, 11008, false},
+        Want{q4k, f16, 8, 4096, 11008, true}, Want{q4k, TC_DTYPE_BF16, 8, 4096, 11008, false},
+        Want{q80, f16, 8, 12288, 4096, false}, Want{q80, f32, 8, 22016, 4096, false},
+        Want{q80, f32, 8, 4096, 11008, true}, Want{q80, f16, 8, 4096, 4096, false},
+        Want{q40, f32, 7, 22016, 4096, true},
+        Want{q40, f32, 1, 22016, 4096, false},  // M <= 2: the bulk GEMV's
+        Want{q80, f16, 2, 4096, 11008, false},
+        Want{q4k, f32, 1, 4096, 4096, false, "3"},  // the knob's floor is 3
+        Want{q4k, f32, 2, 4096, 4096, false, "3"}, Want{q40, f16, 4, 4096, 4096, false},
+        Want{q4k, f16, 3, 4096, 11008, true}, Want{q80, f16, 6, 22016, 4096, false},
+        Want{q80, f32, 5, 4096, 11008, true}, Want{q4k, f32, 9, 4096, 4096, true},
+        Want{q80, f32, 9, 12288, 4096, true}, Want{q40, f32, 8, 22016, 4096, false, "9"},
+        Want{q4k, f32, 8, 4096, 4096, true, "8"},
+        // The thresholds: N K just above 4096^2, N 16384, K 8192.
+        Want{q40, f32, 8, 4097, 4096, true}, Want{q4k, f16, 8, 16384, 4096, true},
+        Want{q4k, f16, 8, 16128, 4096, false}, Want{q80, f32, 8, 4096, 8192, false},
+        Want{q80, f32, 8, 4096, 8448, true}}) {
     set_knob("TC_QUANT_B32_MIN_M", c.min_m);
     kq::Args a;
     a.M = c.M;
