@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "core/dtype.h"
 #include "quant_test_util.h"
 
 namespace tc::quant_test {
@@ -38,6 +39,25 @@ struct Stream {
     if (s) tc_stream_destroy(s);
   }
 };
+
+// X rounded to `t` (f16 or bf16): the half bits, and the same values as f32 (for the reference
+// and for the f32 call on the widened X).
+struct HalfX {
+  std::vector<uint16_t> h;
+  Activations widened;
+};
+inline HalfX half_x(tc_dtype_t t, int M, int K, uint32_t seed) {
+  HalfX x{{}, make_activations(TC_DTYPE_F32, M, K, seed)};
+  // Uniform in [-1, 1) as make_activations gives them: a wider spread of magnitudes within a
+  // 32-block costs the small values' 8-bit codes more than the 5e-3 bound allows, for f32 X too.
+  std::vector<float>& f = x.widened.f;
+  x.h.resize(f.size());
+  for (size_t i = 0; i < f.size(); ++i) {
+    x.h[i] = t == TC_DTYPE_BF16 ? f32_to_bf16(f[i]) : f32_to_f16(f[i]);
+    f[i] = t == TC_DTYPE_BF16 ? bf16_to_f32(x.h[i]) : f16_to_f32(x.h[i]);
+  }
+  return x;
+}
 
 inline bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
   return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * 4) == 0;

@@ -31,6 +31,7 @@
 #include "cuda/quant_kernels.h"
 #include "cuda/quant_mma_b32.h"
 #include "device_inputs.h"
+#include "quant_api_util.h"
 #include "quant_test_util.h"
 
 namespace tc::quant_test {
@@ -268,7 +269,7 @@ TEST(QuantCudaB32, PublicCallRouting) {
 
 // The public call at M 3..8 takes the wgmma kernel by shape class and, for Q4_K, by X's type: f16
 // X (read by TMA as it is) yes, bf16 X no (the mma.sync kernel reads it natively); small shapes
-// stay on the mma.sync kernel. Against float64, Y checked like the other routing cases.
+// stay on the mma.sync kernel. Against float64 of the X given (half X rounded, then widened).
 TEST(QuantCudaB32, PublicCallRoutingAtSmallM) {
   if (!tc_device_available(TC_DEVICE_CUDA)) GTEST_SKIP() << "no CUDA device";
   Context ctx;
@@ -288,15 +289,20 @@ TEST(QuantCudaB32, PublicCallRoutingAtSmallM) {
                        Want{TC_DTYPE_Q8_0, TC_DTYPE_F32, 3, 1931, 8704, b32},
                        Want{TC_DTYPE_Q4_0, TC_DTYPE_F16, 5, 300, 1280, old}}) {
     const Weights wt = make_weights(c.w, c.N, c.K, seed++);
-    const Activations a = make_activations(c.x, c.M, c.K, seed++);
-    const std::vector<double> ref = reference(wt, a, c.M, c.N, c.K);
-    std::vector<float> y;
+    const HalfX x = half_x(c.x == TC_DTYPE_F32 ? TC_DTYPE_F16 : c.x, c.M, c.K, seed++);
+    const std::vector<double> ref = reference(wt, x.widened, c.M, c.N, c.K);
+    const size_t ny = size_t(c.M) * c.N;
+    const std::vector<float> poison(ny, std::nanf(""));
+    const bool half = c.x != TC_DTYPE_F32;
+    Buf W(ctx.ctx, wt.bytes.data(), wt.bytes.size()), Y(ctx.ctx, poison.data(), ny * 4);
+    Buf X = half ? Buf(ctx.ctx, x.h.data(), x.h.size() * 2)
+                 : Buf(ctx.ctx, x.widened.data(), x.widened.bytes());
     const tc_quant_matmul_desc d{c.M, c.N, c.K, c.w, c.x, TC_DTYPE_F32, true, 1.0f};
-    ASSERT_EQ(run_api(ctx.ctx, d, wt, a, tc_gemm_quantized, &y), TC_SUCCESS)
+    ASSERT_EQ(tc_gemm_quantized(ctx.ctx, &d, W.b, nullptr, X.b, Y.b), TC_SUCCESS)
         << tc_last_error_message();
     EXPECT_EQ(std::string(tc_last_instance()), c.row)
         << "w=" << c.w << " x=" << c.x << " M=" << c.M << " " << c.N << "x" << c.K;
-    EXPECT_LE(rms_scaled(y, ref), 1e-3) << tc_last_instance() << " M=" << c.M;
+    EXPECT_LE(rms_scaled(Y.floats(ny), ref), 1e-3) << tc_last_instance() << " M=" << c.M;
   }
 }
 
