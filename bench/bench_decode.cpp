@@ -219,6 +219,14 @@ std::vector<XCell> x_cells(const DecodeBenchOptions& o) {
   return cells;
 }
 
+// The kernels a timed cell ran, space-separated, or why it did not run (ms < 0).
+std::string kernels_text(const std::set<std::string>& kernels, double ms) {
+  if (ms < 0) return "not run: " + std::string(tc_last_error_message());
+  std::string ks;
+  for (const auto& k : kernels) ks += (ks.empty() ? "" : " ") + k;
+  return ks;
+}
+
 // --per-shape: each layer shape of the step alone, its o.layers GEMVs in one graph (weights
 // rotated through the layers' copies, so they stream from HBM unless those copies fit in L2:
 // then the line says so), µs a launch against the streaming time of its weight bytes at the
@@ -240,15 +248,14 @@ void shape_cells(const Step& s, tc_dtype_t f, const std::string& name, int batch
     const double us = ms > 0 ? 1e3 * ms / double(only.size()) : -1;
     const double bytes = double(tc_buffer_size(s.w[j].b));
     const double ideal = copy > 0 ? bytes / (copy * 1e9) * 1e6 : 0;
+    const double gbps = us > 0 ? bytes / us / 1e3 : 0.0;
     const bool in_l2 = double(only.size()) * bytes < 2.0 * l2;  // copies that L2 may hold
-    std::string ks;
-    for (const auto& k : kernels) ks += (ks.empty() ? "" : " ") + k;
-    if (ms < 0) ks = "not run: " + std::string(tc_last_error_message());
+    const std::string ks = kernels_text(kernels, ms);
     fmt::print(
         "{:>6} | {:>5} | {:>6} |   shape {}x{}: {:.2f} us a launch, {:.0f} GB/s, streaming "
         "at the copy rate {:.2f} us ({:+.2f}){} | {}\n",
-        name, batch, c.label, kLayer[j].N, kLayer[j].K, us, us > 0 ? bytes / us / 1e3 : 0.0, ideal,
-        us - ideal, in_l2 ? " (L2-resident: not a streaming time)" : "", ks);
+        name, batch, c.label, kLayer[j].N, kLayer[j].K, us, gbps, ideal, us - ideal,
+        in_l2 ? " (L2-resident: not a streaming time)" : "", ks);
     doc["shapes"].push_back({{"format", name},
                              {"batch", batch},
                              {"x", c.label},
@@ -256,7 +263,7 @@ void shape_cells(const Step& s, tc_dtype_t f, const std::string& name, int batch
                              {"n", kLayer[j].N},
                              {"k", kLayer[j].K},
                              {"us", us},
-                             {"gbps", us > 0 ? bytes / us / 1e3 : 0.0},
+                             {"gbps", gbps},
                              {"ideal_us", ideal},
                              {"l2_resident", in_l2},
                              {"kernels", ks}});
@@ -354,9 +361,7 @@ nlohmann::json run_decode_bench(tc_context_t* ctx, const DecodeBenchOptions& o) 
                                     work, st, o.seconds, &kernels);
         const double gbps = ms > 0 ? double(s.weight_bytes) / (ms * 1e-3) / 1e9 : 0;
         const double tok = ms > 0 ? batch * 1e3 / ms : 0.0;
-        std::string ks;
-        for (const auto& k : kernels) ks += (ks.empty() ? "" : " ") + k;
-        if (ms < 0) ks = "not run: " + std::string(tc_last_error_message());
+        const std::string ks = kernels_text(kernels, ms);
         fmt::print("{:>6} | {:>5} | {:>6} | {:>8.3f} | {:>8.1f} | {:>7.0f} | {:>5.1f}% | {}\n",
                    name, batch, c.label, ms, tok, gbps, copy > 0 ? 100 * gbps / copy : 0.0, ks);
         doc["cells"].push_back({{"format", name},

@@ -133,15 +133,10 @@ TEST_P(QuantAsync, HalfActivationsMatchFloat64) {
   uint32_t seed = 7300;
   for (const Case& c : half_cases) {
     for (const tc_dtype_t xt : {TC_DTYPE_F16, TC_DTYPE_BF16}) {
-      const bool bf16 = xt == TC_DTYPE_BF16;
       const Weights wt = make_weights(c.w, c.N, c.K, seed++);
-      Activations a = make_activations(TC_DTYPE_F32, c.M, c.K, seed++);
-      std::vector<uint16_t> h(a.f.size());
-      for (size_t i = 0; i < h.size(); ++i) {
-        h[i] = bf16 ? tc::f32_to_bf16(a.f[i]) : tc::f32_to_f16(a.f[i]);
-        a.f[i] = bf16 ? tc::bf16_to_f32(h[i]) : tc::f16_to_f32(h[i]);  // the reference sees them
-      }
-      const std::vector<double> ref = reference(wt, a, c.M, c.N, c.K);
+      const HalfX x = half_x(xt, c.M, c.K, seed++);  // the reference sees the rounded values
+      const std::vector<uint16_t>& h = x.h;
+      const std::vector<double> ref = reference(wt, x.widened, c.M, c.N, c.K);
       const tc_quant_matmul_desc d{c.M, c.N, c.K, c.w, xt, TC_DTYPE_F32, c.act8, 0.0f};
       const size_t ny = size_t(c.M) * c.N;
       const std::vector<float> poison(ny, std::nanf(""));

@@ -135,26 +135,19 @@ TEST(QuantCudaMmaXh, HalfXGivesTheBitsOfWidenedX) {
   int checked = 0, b32_skipped = 0;
   for (const LaunchCase& c : cases()) {
     const Weights wt = make_weights(c.w, c.N, c.K, seed++);
-    Activations a = make_activations(TC_DTYPE_F32, c.M, c.K, seed++);
-    const size_t n = a.f.size();
-    std::vector<uint16_t> xh(n), xb(n);
-    std::vector<float> xhf(n), xbf(n);
-    for (size_t i = 0; i < n; ++i) {
-      xh[i] = f32_to_f16(a.f[i]);
-      xb[i] = f32_to_bf16(a.f[i]);
-      xhf[i] = f16_to_f32(xh[i]);
-      xbf[i] = bf16_to_f32(xb[i]);
-    }
-    a.f = xhf;  // the reference of the f16 runs
-    const std::vector<double> ref = reference(wt, a, c.M, c.N, c.K);
+    // The same f32 values rounded to f16 and to bf16 (one seed for both).
+    const uint32_t xs = seed++;
+    const HalfX hx = half_x(TC_DTYPE_F16, c.M, c.K, xs), bx = half_x(TC_DTYPE_BF16, c.M, c.K, xs);
+    const size_t n = hx.h.size();
+    const std::vector<double> ref = reference(wt, hx.widened, c.M, c.N, c.K);  // the f16 runs
     DevMem w(wt.bytes.size()), y(size_t(c.M) * c.N * 4);
     DeviceX x(n);
     ASSERT_EQ(cudaMemcpy(w.p, wt.bytes.data(), wt.bytes.size(), cudaMemcpyHostToDevice),
               cudaSuccess);
-    ASSERT_EQ(cudaMemcpy(x.h.p, xh.data(), n * 2, cudaMemcpyHostToDevice), cudaSuccess);
-    ASSERT_EQ(cudaMemcpy(x.b.p, xb.data(), n * 2, cudaMemcpyHostToDevice), cudaSuccess);
-    ASSERT_EQ(cudaMemcpy(x.hf.p, xhf.data(), n * 4, cudaMemcpyHostToDevice), cudaSuccess);
-    ASSERT_EQ(cudaMemcpy(x.bf.p, xbf.data(), n * 4, cudaMemcpyHostToDevice), cudaSuccess);
+    ASSERT_EQ(cudaMemcpy(x.h.p, hx.h.data(), n * 2, cudaMemcpyHostToDevice), cudaSuccess);
+    ASSERT_EQ(cudaMemcpy(x.b.p, bx.h.data(), n * 2, cudaMemcpyHostToDevice), cudaSuccess);
+    ASSERT_EQ(cudaMemcpy(x.hf.p, hx.widened.f.data(), n * 4, cudaMemcpyHostToDevice), cudaSuccess);
+    ASSERT_EQ(cudaMemcpy(x.bf.p, bx.widened.f.data(), n * 4, cudaMemcpyHostToDevice), cudaSuccess);
     for (const Family& f : families()) {
       for (size_t form = 0; form < f.forms.size(); ++form) {
         if (!form_applies(f, form, c)) continue;
