@@ -198,7 +198,9 @@ size_t f16_work(kq::Args a, const std::vector<Shape>& shapes) {
 
 // The activation cells of a batch: X f32 kept f32 (exact kernels) and quantized to 8 bits on
 // the fly (q8 GEMVs, MMA kernels), then X given in f16 / bf16 (o.x), read natively by the
-// 8-bit-activation kernels (half the bytes of X per CTA).
+// 8-bit-activation kernels (half the bytes of X per CTA), and X given as Q8_0 blocks (o.x
+// "q8_0": what an RMSNorm that quantizes its output would hand the GEMVs; the bulk GEMV dots
+// the codes, M <= 4 only: no batched kernel reads them).
 struct XCell {
   const char* label;
   bool act8;
@@ -214,6 +216,8 @@ std::vector<XCell> x_cells(const DecodeBenchOptions& o) {
       cells.push_back({"f16-q8", true, TC_DTYPE_F16});
     } else if (x == "bf16") {
       cells.push_back({"bf16-q8", true, TC_DTYPE_BF16});
+    } else if (x == "q8_0") {
+      cells.push_back({"q8_0", true, TC_DTYPE_Q8_0});
     }
   }
   return cells;
@@ -322,13 +326,14 @@ nlohmann::json run_decode_bench(tc_context_t* ctx, const DecodeBenchOptions& o) 
       for (const Shape& sh : kLayer) s.shape.push_back(sh);
     s.shape.push_back(kHead);
     // work: X as int8 / f16 for the MMA bulk kernels (the largest K at batch 32).
-    Buffer x, xh, y, work;
+    Buffer x, xh, xq, y, work;
     kq::Args wa;
     wa.M = kMaxBatch;
     wa.K = 11008;
     wa.w_dtype = f;
     bool ok = alloc(ctx, size_t(kMaxBatch) * 11008 * 4, &x) &&
               alloc(ctx, size_t(kMaxBatch) * 11008 * 2, &xh) &&
+              alloc(ctx, tc_quant_row_bytes(TC_DTYPE_Q8_0, 11008) * kMaxBatch, &xq) &&
               alloc(ctx, size_t(kMaxBatch) * kHead.N * 4, &y) &&
               alloc(ctx, std::max(kq::mma_bulk_work_bytes(wa), f16_work(wa, s.shape)), &work);
     for (size_t i = 0; ok && i < s.shape.size(); ++i) {
@@ -339,16 +344,20 @@ nlohmann::json run_decode_bench(tc_context_t* ctx, const DecodeBenchOptions& o) 
                                          st) == TC_SUCCESS;
       s.weight_bytes += bytes;
     }
+    // Q8_0 X: valid blocks back to back, so any K (a multiple of 32) reads whole blocks.
     ok = ok &&
          fill_random(x.ptr(), TC_DTYPE_F32, size_t(kMaxBatch) * 11008, 5, st) == cudaSuccess &&
+         kq::launch_fill_random_blocks(TC_DTYPE_Q8_0, xq.ptr(), kMaxBatch, 11008, 9, st) ==
+             TC_SUCCESS &&
          cudaStreamSynchronize(st) == cudaSuccess;
     if (!ok) {
       fmt::print(stderr, "tc bench decode: {}: setup failed: {}\n", name, tc_last_error_message());
       continue;
     }
     for (const XCell& c : x_cells(o)) {
-      const void* xp = x.ptr();
-      if (c.xt != TC_DTYPE_F32) {  // the same shape of X in half precision (fresh values)
+      const void* xp = c.xt == TC_DTYPE_Q8_0 ? xq.ptr() : x.ptr();
+      if (c.xt == TC_DTYPE_F16 || c.xt == TC_DTYPE_BF16) {  // the same shape of X in half
+                                                            // precision (fresh values)
         if (fill_random(xh.ptr(), c.xt, size_t(kMaxBatch) * 11008, 7, st) != cudaSuccess) {
           fmt::print(stderr, "tc bench decode: {}: filling X in {} failed\n", name, c.label);
           continue;
@@ -356,6 +365,7 @@ nlohmann::json run_decode_bench(tc_context_t* ctx, const DecodeBenchOptions& o) 
         xp = xh.ptr();
       }
       for (int batch : o.batches) {
+        if (c.xt == TC_DTYPE_Q8_0 && batch > 4) continue;  // no batched kernel reads Q8_0 X
         std::set<std::string> kernels;
         const double ms = time_step(s, f, batch, c.act8, c.xt, xp, static_cast<float*>(y.ptr()),
                                     work, st, o.seconds, &kernels);
@@ -395,13 +405,14 @@ nlohmann::json run_decode_bench(tc_context_t* ctx, const DecodeBenchOptions& o) 
       for (const XCell& c : x_cells(o))
         if (c.xt != TC_DTYPE_F32) api_cells.push_back({c, TC_QUANT_WEIGHTS_CONSTANT, true});
       for (const ApiCell& c : api_cells) {
-        const bool half = c.x.xt != TC_DTYPE_F32, graph = c.graph;
+        const bool half = c.x.xt == TC_DTYPE_F16 || c.x.xt == TC_DTYPE_BF16, graph = c.graph;
         if (half &&
             fill_random(xh.ptr(), c.x.xt, size_t(kMaxBatch) * 11008, 7, st) != cudaSuccess) {
           fmt::print(stderr, "tc bench decode: {}: filling X for the API cells failed\n", name);
           continue;
         }
-        const ApiStep api{ctx, s, f, half ? xh : x, y, stream, c.flags, c.x.xt};
+        const ApiStep api{ctx, s,      f,       half ? xh : c.x.xt == TC_DTYPE_Q8_0 ? xq : x,
+                          y,   stream, c.flags, c.x.xt};
         const double ms = time_step_api(api, graph, o.seconds);
         double host_us = -1;
         if (!graph)
@@ -430,8 +441,8 @@ nlohmann::json run_decode_bench(tc_context_t* ctx, const DecodeBenchOptions& o) 
     }
     uint64_t live = 0, held = 0, peak = 0;
     tc_context_memory_stats(ctx, &live, &held, &peak);
-    const double act = double(tc_buffer_size(x.b) + tc_buffer_size(xh.b) + tc_buffer_size(y.b) +
-                              tc_buffer_size(work.b));
+    const double act = double(tc_buffer_size(x.b) + tc_buffer_size(xh.b) + tc_buffer_size(xq.b) +
+                              tc_buffer_size(y.b) + tc_buffer_size(work.b));
     const double limit = 1.05 * double(s.weight_bytes) + act;
     fmt::print(
         "{:>6}   peak device memory {:.3f} GB: weights {:.3f} GB + activations {:.1f} MB "
@@ -443,6 +454,7 @@ nlohmann::json run_decode_bench(tc_context_t* ctx, const DecodeBenchOptions& o) 
     s.w.clear();
     x.reset();
     xh.reset();
+    xq.reset();
     y.reset();
     work.reset();
     tc_context_trim(ctx);

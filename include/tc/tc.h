@@ -215,7 +215,11 @@ typedef struct tc_quant_matmul_desc {
   int32_t M, N, K;
   tc_dtype_t w_dtype; /* Q4_0, Q8_0, Q4_K, Q6_K or I8 */
   tc_dtype_t x_dtype; /* F32, F16 or BF16 (half X read as it is by the CUDA bulk GEMV and
-                       * batched-decode MMA kernels, else widened to f32 first), or I8 (with I8
+                       * batched-decode MMA kernels, else widened to f32 first); Q8_0 (X given as
+                       * M rows of K/32 GGUF block_q8_0, as an RMSNorm that quantizes its output
+                       * would write it; K % 32 == 0; the same rows as f32 X serve it: with
+                       * quantize_activations the CUDA bulk GEMV (M <= 2) dots its codes as they
+                       * are, every other row runs on X dequantized to f32); or I8 (with I8
                        * weights only; X = x_scale * Xq) */
   tc_dtype_t y_dtype; /* F32 */
   /* Allow kernels to quantize f32 activations to 8 bits on the fly (faster; rms_scaled error

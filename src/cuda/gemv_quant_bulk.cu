@@ -1,7 +1,7 @@
-// Decode GEMV, M <= 4, 8-bit activations (X given as f32, f16 or bf16), Q4_0 / Q8_0 / Q4_K with
-// K % 256 == 0 (row bytes a multiple of 16): weights streamed by 1-D bulk copies through a ring of
-// shared-memory stages (quant_bulk.cuh), decoded from shared memory with conflict-free loads, dp4a
-// dots (gemv_quant_bulk_units.cuh; quant_kernels.h: launch_gemv_bulk).
+// Decode GEMV, M <= 4, 8-bit activations (X given as f32, f16, bf16 or Q8_0 blocks), Q4_0 / Q8_0 /
+// Q4_K with K % 256 == 0 (row bytes a multiple of 16): weights streamed by 1-D bulk copies through
+// a ring of shared-memory stages (quant_bulk.cuh), decoded from shared memory with conflict-free
+// loads, dp4a dots (gemv_quant_bulk_units.cuh; quant_kernels.h: launch_gemv_bulk).
 //
 // Why: the older GEMVs let each lane load its own 18/34/144-byte block with small loads, so the
 // L1/LSU passes, not HBM, set the rate (40-63% of the copy bandwidth). Here one producer lane
@@ -134,6 +134,12 @@ Config config(int M, tc_dtype_t w) {
   return c;
 }
 
+// X's kind for the kernel: f32 / f16 / bf16, or Q8_0 blocks (kXQ8: the codes are used as they
+// are, X's quantization is skipped; the loads are 34 bytes per 32 values instead of 64 / 128).
+int bulk_x_kind(const Args& a) {
+  return a.x_dtype == TC_DTYPE_Q8_0 ? kXQ8 : x_kind(a.x_dtype);
+}
+
 // X in registers (the XR = 2 kernels): M = 1, K <= 4096 (at most 2 units per lane).
 bool use_xreg(const Args& a, const Config& c) {
   return c.xreg && a.M == 1 && a.K / 64 <= 64;
@@ -228,8 +234,8 @@ tc_status_t launch_fmt(const Args& a, const Config& c, cudaStream_t s) {
           blocks_per_sm(reinterpret_cast<const void*>(kernel), kThreadsOf<CW>, g.smem), XC, grid);
   }
   const cudaError_t e = launch_ex(kernel, dim3(unsigned(grid)), dim3(kThreadsOf<CW>), g.smem, s, XC,
-                                  a.pdl, static_cast<const uint8_t*>(a.w), a.x, x_kind(a.x_dtype),
-                                  a.y, a.M, a.N, a.K, uint32_t(w_row_bytes(a)), g.R, g.RP, g.S,
+                                  a.pdl, static_cast<const uint8_t*>(a.w), a.x, bulk_x_kind(a), a.y,
+                                  a.M, a.N, a.K, uint32_t(w_row_bytes(a)), g.R, g.RP, g.S,
                                   c.first > 0 ? c.first : -1, c.pace, ablate, int(c.xpairs), trace);
   return e == cudaSuccess ? launched("quant bulk gemv kernel launch")
                           : cuda_fail(e, "quant bulk gemv kernel launch");
@@ -256,7 +262,7 @@ tc_status_t launch_m(const Args& a, cudaStream_t s) {
 }  // namespace
 
 bool gemv_bulk_supports(const Args& a, std::string& why) {
-  if (!x_kind_ok(a, why)) return false;
+  if (a.x_dtype != TC_DTYPE_Q8_0 && !x_kind_ok(a, why)) return false;
   if (a.w_dtype != TC_DTYPE_Q4_0 && a.w_dtype != TC_DTYPE_Q8_0 && a.w_dtype != TC_DTYPE_Q4_K)
     return (why = "formats Q4_0, Q8_0, Q4_K only", false);
   if (a.M < 1 || a.M > kMaxM) return (why = "M > 4", false);

@@ -163,10 +163,41 @@ __device__ __forceinline__ void unit_dot(const uint8_t* row, int u, int M, const
 // chunk), a 32-block's amax and sum shared by a lane pair, so the L2 round trip of X and the
 // arithmetic after it are spread over 4x more threads than one unit per thread. An item is one
 // lane's 16 values: its loads (x_load), then its codes and the unit's scales and sums (x_store).
+// X given as Q8_0 (kXQ8): the item is half a block, its codes as they are (q), the block's scale
+// in amax and the codes' sum in sum; nothing is quantized.
 struct XItem {
   float4 v[4];
   float amax;
+  int4 q;
+  int sum;
 };
+// Half h of Q8_0 block b of row m (34 bytes a block, 2-byte aligned: the codes of an odd block
+// start on a 4-byte boundary, those of an even one 2 bytes past it): its 16 codes, the block's
+// scale and the codes' sum. Rows are K / 32 * 34 bytes, a multiple of 16 (K % 256 == 0), and
+// every load stays inside the block or the next one of the same row (K / 32 is even).
+__device__ __forceinline__ void x_load_q8(const uint8_t* __restrict__ row, int b, int h,
+                                          XItem& it) {
+  const uint8_t* blk = row + 34 * b;
+  uint32_t q[4];
+  if (b & 1) {  // codes at blk + 2 + 16 h, 4-byte aligned
+    const uint32_t* p = reinterpret_cast<const uint32_t*>(blk + 2 + 16 * h);
+#pragma unroll
+    for (int i = 0; i < 4; ++i) q[i] = __ldg(p + i);
+  } else {  // blk is 4-byte aligned: five words from blk + 16 h, codes 2 bytes into them
+    const uint32_t* p = reinterpret_cast<const uint32_t*>(blk + 16 * h);
+    uint32_t w[5];
+#pragma unroll
+    for (int i = 0; i < 5; ++i) w[i] = __ldg(p + i);
+#pragma unroll
+    for (int i = 0; i < 4; ++i) q[i] = __funnelshift_r(w[i], w[i + 1], 16);
+  }
+  it.q = make_int4(int(q[0]), int(q[1]), int(q[2]), int(q[3]));
+  it.amax = h2f(__ldg(reinterpret_cast<const unsigned short*>(blk)));
+  int sum = 0;
+#pragma unroll
+  for (int i = 0; i < 4; ++i) sum = __dp4a(int(q[i]), 0x01010101, sum);
+  it.sum = sum;
+}
 // X's element kind (XKind, quant_dequant.cuh: a kernel argument, uniform, no more instances):
 // f16 / bf16 X is widened to f32 exactly as loaded, so the codes are those of the f32 path on the
 // widened X (half the bytes of X cross from L2 to each CTA).
@@ -175,8 +206,15 @@ __device__ __forceinline__ void x_load(const void* __restrict__ X, int xk, int K
   it.amax = 0.0f;
 #pragma unroll
   for (int e = 0; e < 4; ++e) it.v[e] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+  it.q = make_int4(0, 0, 0, 0);
+  it.sum = 0;
   if (i >= total) return;
   const int j = i & 3, u = (i >> 2) % U, m = (i >> 2) / U;
+  if (xk == kXQ8) {  // lane j: block 2u + j / 2, half j % 2
+    const uint8_t* row = static_cast<const uint8_t*>(X) + size_t(m) * (size_t(K) / 32 * 34);
+    x_load_q8(row, 2 * u + (j >> 1), j & 1, it);
+    return;
+  }
   const size_t at = size_t(m) * K + 64 * u + 16 * j;  // the item's first element
   if (xk == kXF32) {
     const float4* src = reinterpret_cast<const float4*>(static_cast<const float*>(X) + at);
@@ -194,16 +232,21 @@ __device__ __forceinline__ void x_load(const void* __restrict__ X, int xk, int K
 // All lanes of the warp call it (shuffles); lanes with i >= total store nothing. peer_xq /
 // peer_xm (shared::cluster addresses; 0: none, never a real one since dynamic shared memory
 // starts past the reserved first KB): the same stores into a cluster peer's X.
-__device__ __forceinline__ void x_store(const XItem& it, int U, int total, int i, int4* xq,
-                                        int4* xm, uint32_t peer_xq = 0, uint32_t peer_xm = 0) {
+// coded (xk == kXQ8, uniform): the item holds its codes, scale and sum (x_load_q8).
+__device__ __forceinline__ void x_store(const XItem& it, bool coded, int U, int total, int i,
+                                        int4* xq, int4* xm, uint32_t peer_xq = 0,
+                                        uint32_t peer_xm = 0) {
   const int j = i & 3, u = (i >> 2) % U, m = (i >> 2) / U;
-  const float amax = fmaxf(it.amax, __shfl_xor_sync(0xffffffffu, it.amax, 1));  // 32-block
-  const float id = q8_inv_scale(amax);
-  int wq[4], sum = 0;
+  int wq[4] = {it.q.x, it.q.y, it.q.z, it.q.w}, sum = it.sum;
+  float d = it.amax;
+  if (!coded) {
+    const float amax = fmaxf(it.amax, __shfl_xor_sync(0xffffffffu, it.amax, 1));  // 32-block
+    const float id = q8_inv_scale(amax);
 #pragma unroll
-  for (int e = 0; e < 4; ++e) wq[e] = q8_pack4(it.v[e], id, sum);
+    for (int e = 0; e < 4; ++e) wq[e] = q8_pack4(it.v[e], id, sum);
+    d = amax / 127.0f;
+  }
   sum += __shfl_xor_sync(0xffffffffu, sum, 1);
-  const float d = amax / 127.0f;
   const float d1 = __shfl_xor_sync(0xffffffffu, d, 2);  // lane j + 2: the unit's 2nd block
   const int s1 = __shfl_xor_sync(0xffffffffu, sum, 2);
   if (i < total) {
@@ -234,8 +277,9 @@ __device__ __forceinline__ void quantize_x(const void* __restrict__ X, int xk, i
     XItem a, b;
     x_load(X, xk, K, U, total, i + tid, a);
     if (step > threads) x_load(X, xk, K, U, total, i + threads + tid, b);
-    x_store(a, U, total, i + tid, xq, xm, peer_xq, peer_xm);
-    if (step > threads) x_store(b, U, total, i + threads + tid, xq, xm, peer_xq, peer_xm);
+    x_store(a, xk == kXQ8, U, total, i + tid, xq, xm, peer_xq, peer_xm);
+    if (step > threads)
+      x_store(b, xk == kXQ8, U, total, i + threads + tid, xq, xm, peer_xq, peer_xm);
   }
 }
 

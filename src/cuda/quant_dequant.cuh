@@ -19,7 +19,10 @@ enum Fmt : int { kQ4_0 = 0, kQ8_0 = 1, kQ4_K = 2, kQ6_K = 3 };
 // parameters, not a template parameter (no kernel instance per kind). A half value is widened to
 // f32 (exact) and then takes the f32 path, so the results are those of X widened to f32, bit for
 // bit.
-enum XKind : int { kXF32 = 0, kXF16 = 1, kXBF16 = 2 };
+// kXQ8: X given as Q8_0 blocks (GGUF's block_q8_0: an f16 scale and 32 int8 codes), read by the
+// bulk GEMV only (gemv_bulk_x_kind), whose codes are then X's own; x_kind() never returns it, so
+// every other kernel declines Q8_0 X through x_kind_ok.
+enum XKind : int { kXF32 = 0, kXF16 = 1, kXBF16 = 2, kXQ8 = 3 };
 
 // The kind of X of dtype x; -1 for a dtype the kernels do not read.
 __host__ __device__ constexpr int x_kind(tc_dtype_t x) {

@@ -24,7 +24,8 @@ struct Args {
   // F32; F16 / BF16 for the 8-bit-activation decode kernels that read them (launch_gemv_bulk,
   // launch_mma_f16, launch_mma_bulk, launch_mma_b32: each *_supports says), which widen each
   // value exactly, so Y has the bits of the f32 launch on the widened X; or I8 with I8 weights
-  // (x = x_scale * q).
+  // (x = x_scale * q); or Q8_0 blocks ([M][K / 32] block_q8_0; launch_gemv_bulk only, which dots
+  // their codes as they are).
   tc_dtype_t x_dtype = TC_DTYPE_F32;
   const void* w = nullptr;
   const float* w_scales = nullptr;  // I8 weights: N floats
@@ -66,7 +67,8 @@ TC_QUANT_LAUNCH tc_status_t launch_gemv_staged_q8(const Args& a, void* stream);
 
 // Decode GEMV, M <= 4, 8-bit activations, Q4_0 / Q8_0 / Q4_K with K % 256 == 0: whole rows
 // streamed by 1-D bulk copies (TMA) through a ring of shared-memory stages, persistent grid,
-// dp4a from shared memory (gemv_quant_bulk.cu).
+// dp4a from shared memory (gemv_quant_bulk.cu). X f32 / f16 / bf16 (quantized per 32 in the
+// kernel) or Q8_0 blocks (read as they are).
 TC_QUANT_LAUNCH bool gemv_bulk_supports(const Args& a, std::string& why);
 TC_QUANT_LAUNCH tc_status_t launch_gemv_bulk(const Args& a, void* stream);
 // The cluster size launch_gemv_bulk uses for `a` (2: X quantized by halves over 2-CTA clusters,
@@ -141,7 +143,8 @@ TC_QUANT_LAUNCH tc_status_t launch_prefill_q4_wgmma(const Args& a, const void* x
 // given), the bulk GEMV, the staged or plain q8 GEMV; else the
 // staged or plain f32 GEMV where they serve, else the MMA batch kernel, else v1; `name`
 // (optional) gets the row's name. Half X (F16 / BF16): only the bulk GEMV and the batched-decode
-// MMA kernels read it; elsewhere TC_ERROR_NOT_SUPPORTED (the public calls widen it first).
+// MMA kernels read it, Q8_0 X only the bulk GEMV (M <= 4); elsewhere TC_ERROR_NOT_SUPPORTED
+// (the public calls convert it to f32 first).
 TC_QUANT_LAUNCH tc_status_t launch_decode(const Args& a, void* stream, const char** name);
 
 // Half-precision activations (f16, or bf16 where `bf16`) widened to f32 (n elements, any

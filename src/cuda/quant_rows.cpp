@@ -68,8 +68,8 @@ tc_status_t stream_scratch(const tc::quant::MatmulProblem& p, size_t bytes,
   return static_cast<CudaDevice&>(*p.ctx->impl).workspace(p.stream, bytes, ws);
 }
 
-// A row that keeps scratch in the stream's workspace, split in two so that run_half_x can put
-// the widened X in the same workspace: how many bytes `p` needs, and the launch with them.
+// A row that keeps scratch in the stream's workspace, split in two so that run_converted_x can put
+// the f32 X in the same workspace: how many bytes `p` needs, and the launch with them.
 struct WorkRow {
   tc_status_t (*run)(const tc::quant::MatmulProblem& p);
   size_t (*bytes)(const tc::quant::MatmulProblem& p);
@@ -334,9 +334,9 @@ tc_status_t v1_run(const tc::quant::MatmulProblem& p) {
 
 namespace {
 
-// Whether `row` (picked for f32 X) reads p's half-precision X itself: its checks, run on p as
-// it is, accept it (each launcher's *_supports names the X types it reads).
-bool reads_half_x(const tc::quant::MatmulProblem& p, const tc::quant::MatmulRow* row) {
+// Whether `row` (picked for f32 X) reads p's X (half precision or Q8_0) itself: its checks,
+// run on p as it is, accept it (each launcher's *_supports names the X types it reads).
+bool reads_x(const tc::quant::MatmulProblem& p, const tc::quant::MatmulRow* row) {
   std::string why;
   if (row->run == gemv_bulk_run) return gemv_bulk_can_run(p, why);
   if (row->run == mma_f16_run) return mma_f16_can_run(p, why);
@@ -344,32 +344,45 @@ bool reads_half_x(const tc::quant::MatmulProblem& p, const tc::quant::MatmulRow*
   return false;
 }
 
+// p's X (f16, bf16 or Q8_0 blocks) as f32 into `out` (M K floats), on p.stream.
+tc_status_t to_f32_x(const tc::quant::MatmulProblem& p, float* out) {
+  if (p.d.x_dtype == TC_DTYPE_Q8_0) {  // M rows of Q8_0 blocks, dequantized as weights are
+    kq::Args a;
+    a.N = p.d.M;
+    a.K = p.d.K;
+    a.w_dtype = TC_DTYPE_Q8_0;
+    a.w = p.x;
+    return kq::launch_dequant_w(a, false, out, p.stream);
+  }
+  return kq::launch_convert_half_f32(p.x, p.d.x_dtype == TC_DTYPE_BF16, out, size_t(p.d.M) * p.d.K,
+                                     p.stream);
+}
+
 }  // namespace
 
-tc_status_t run_half_x(const tc::quant::MatmulProblem& p, const tc::quant::MatmulRow* row) {
-  if (reads_half_x(p, row)) return row->run(p);
-  const bool bf16 = p.d.x_dtype == TC_DTYPE_BF16;
+tc_status_t run_converted_x(const tc::quant::MatmulProblem& p, const tc::quant::MatmulRow* row) {
+  if (reads_x(p, row)) return row->run(p);
   const size_t n = size_t(p.d.M) * p.d.K;
   tc::quant::MatmulProblem p32 = p;
   p32.d.x_dtype = TC_DTYPE_F32;
   // The dequantize-to-f16/f32 prefill rows run the GEMM table, which takes the stream's
-  // workspace itself: their widened X is an allocation released after a wait, as their own
+  // workspace itself: their f32 X is an allocation released after a wait, as their own
   // temporaries are.
   if (row->run == prefill_f16_run || row->run == prefill_f32_run) {
     Scratch x{p.ctx, p.stream};
     TC_TRY(p.ctx->impl->alloc(n * 4, &x.ptr));
-    TC_TRY(kq::launch_convert_half_f32(p.x, bf16, static_cast<float*>(x.ptr), n, p.stream));
+    TC_TRY(to_f32_x(p, static_cast<float*>(x.ptr)));
     p32.x = x.ptr;
     return row->run(p32);
   }
-  // Every other row: the widened X at the start of the stream's workspace and the row's own
+  // Every other row: the f32 X at the start of the stream's workspace and the row's own
   // scratch after it, one workspace taken once (a second take would wait on its own lock).
   const WorkRow* wr = work_row(row->run, p32);
   const size_t x_bytes = (n * 4 + kWorkAlign - 1) / kWorkAlign * kWorkAlign;
   const size_t row_bytes = wr != nullptr ? wr->bytes(p32) : 0;
   CudaDevice::Workspace ws;
   TC_TRY(stream_scratch(p, x_bytes + row_bytes, &ws));
-  TC_TRY(kq::launch_convert_half_f32(p.x, bf16, static_cast<float*>(ws.ptr), n, p.stream));
+  TC_TRY(to_f32_x(p, static_cast<float*>(ws.ptr)));
   p32.x = ws.ptr;
   if (wr == nullptr) return row->run(p32);
   return wr->launch(p32, row_bytes > 0 ? static_cast<uint8_t*>(ws.ptr) + x_bytes : nullptr,

@@ -38,13 +38,14 @@ tc_status_t prefill_f32_run(const tc::quant::MatmulProblem& p);
 bool v1_can_run(const tc::quant::MatmulProblem& p, std::string& why);
 tc_status_t v1_run(const tc::quant::MatmulProblem& p);
 
-// Half-precision activations (f16, bf16; not a table row) for `row`, picked for f32 X: the
-// 8-bit-activation rows whose kernels read half X themselves run on it as it is (the bulk GEMV;
-// the MMA rows where their launchers accept it); for any other row X is widened to f32 on
-// p.stream first. The widened X sits in the stream's workspace beside the row's own scratch (no
+// Activations that are not f32 (f16, bf16, Q8_0 blocks; not a table row) for `row`, picked for
+// f32 X: the 8-bit-activation rows whose kernels read such X themselves run on it as it is (half
+// X: the bulk GEMV, the MMA rows where their launchers accept it; Q8_0 X: the bulk GEMV, which
+// dots its codes); for any other row X is widened (half) or dequantized (Q8_0) to f32 on
+// p.stream first. That f32 X sits in the stream's workspace beside the row's own scratch (no
 // allocation, no wait: queued and capturable like the f32 call), except for the two
 // dequantize-then-GEMM prefill rows, which allocate and wait anyway.
-tc_status_t run_half_x(const tc::quant::MatmulProblem& p, const tc::quant::MatmulRow* row);
+tc_status_t run_converted_x(const tc::quant::MatmulProblem& p, const tc::quant::MatmulRow* row);
 
 }  // namespace tc::cuda::quant_rows
 

@@ -58,10 +58,16 @@ tc_status_t validate(tc_context_t* ctx, const tc_quant_matmul_desc* d, tc_buffer
     return fail(TC_ERROR_INVALID_SHAPE, "desc K = {} is not a multiple of the {} block size {}",
                 d->K, f->name, f->block_elems);
   }
-  if (d->x_dtype != TC_DTYPE_F32 && !is_half(d->x_dtype) && !(d->x_dtype == TC_DTYPE_I8 && w_i8)) {
+  if (d->x_dtype != TC_DTYPE_F32 && !is_half(d->x_dtype) && d->x_dtype != TC_DTYPE_Q8_0 &&
+      !(d->x_dtype == TC_DTYPE_I8 && w_i8)) {
     return fail(TC_ERROR_UNSUPPORTED_DTYPE,
-                "desc x_dtype = {} ({}) is not supported (F32, F16, BF16, or I8 with I8 weights)",
+                "desc x_dtype = {} ({}) is not supported (F32, F16, BF16, Q8_0, or I8 with I8 "
+                "weights)",
                 static_cast<int>(d->x_dtype), tc_dtype_name(d->x_dtype));
+  }
+  if (d->x_dtype == TC_DTYPE_Q8_0 && d->K % 32 != 0) {
+    return fail(TC_ERROR_INVALID_SHAPE,
+                "desc K = {} is not a multiple of 32, the Q8_0 block size of x_dtype Q8_0", d->K);
   }
   if (d->y_dtype != TC_DTYPE_F32) {
     return fail(TC_ERROR_UNSUPPORTED_DTYPE, "desc y_dtype = {} ({}) is not supported (F32)",
@@ -86,7 +92,9 @@ tc_status_t validate(tc_context_t* ctx, const tc_quant_matmul_desc* d, tc_buffer
     return fail(TC_ERROR_INVALID_VALUE, "w_scales must be NULL for {} weights", f->name);
   }
   const size_t x_size = d->x_dtype == TC_DTYPE_I8 ? 1 : is_half(d->x_dtype) ? 2 : 4;
-  TC_TRY(check_buffer(ctx, X, "X", M * K * x_size));
+  const size_t x_bytes =
+      d->x_dtype == TC_DTYPE_Q8_0 ? M * (K / 32 * sizeof(q::BlockQ8_0)) : M * K * x_size;
+  TC_TRY(check_buffer(ctx, X, "X", x_bytes));
   TC_TRY(check_buffer(ctx, Y, "Y", M * N * sizeof(float)));
   p->d = *d;
   p->w = static_cast<const uint8_t*>(W->ptr);
@@ -97,31 +105,46 @@ tc_status_t validate(tc_context_t* ctx, const tc_quant_matmul_desc* d, tc_buffer
   return TC_SUCCESS;
 }
 
-// The problem as the rows are picked for it: half-precision X (f16, bf16) is served by the f32
-// rows, natively where a CUDA row reads it (quant_rows.h: run_half_x), else after a widening pass.
+// X that the rows are not picked for: half precision (f16, bf16) or Q8_0 blocks (the form a
+// decode engine's RMSNorm / SiLU-mul may write, as llama.cpp quantizes X before its GEMVs).
+bool converted_x(tc_dtype_t t) {
+  return is_half(t) || t == TC_DTYPE_Q8_0;
+}
+
+// The problem as the rows are picked for it: such X is served by the f32 rows (with the
+// descriptor's quantize_activations), natively where a CUDA row reads it (quant_rows.h:
+// run_converted_x), else after a pass that widens or dequantizes it to f32.
 q::MatmulProblem as_f32_x(const q::MatmulProblem& p) {
   q::MatmulProblem p32 = p;
-  if (is_half(p32.d.x_dtype)) p32.d.x_dtype = TC_DTYPE_F32;
+  if (converted_x(p32.d.x_dtype)) p32.d.x_dtype = TC_DTYPE_F32;
   return p32;
 }
 
-// Runs `row`, picked for as_f32_x(p); half-precision X is read as it is by the CUDA rows that
-// can, else widened to f32 first, in stream order (CPU: a host copy; CUDA: a kernel into the
-// stream's workspace, quant_rows.h). A row that accepts X accepts the widened copy too: it is at
+// Runs `row`, picked for as_f32_x(p); half-precision or Q8_0 X is read as it is by the CUDA rows
+// that can, else converted to f32 first, in stream order (CPU: a host copy; CUDA: a kernel into
+// the stream's workspace, quant_rows.h). A row that accepts X accepts the f32 copy too: it is at
 // least as aligned.
 tc_status_t execute(const q::MatmulProblem& p, const q::MatmulRow* row) {
-  if (!is_half(p.d.x_dtype)) return row->run(p);
+  if (!converted_x(p.d.x_dtype)) return row->run(p);
 #ifdef TC_CUDA_HAVE_QUANT
-  if (p.ctx->device == TC_DEVICE_CUDA) return tc::cuda::quant_rows::run_half_x(p, row);
+  if (p.ctx->device == TC_DEVICE_CUDA) return tc::cuda::quant_rows::run_converted_x(p, row);
 #endif
   if (p.ctx->device != TC_DEVICE_CPU) {
-    return fail(TC_ERROR_NOT_SUPPORTED,
-                "half-precision activations on this device need the CUDA quant rows");
+    return fail(TC_ERROR_NOT_SUPPORTED, "{} activations on this device need the CUDA quant rows",
+                tc_dtype_name(p.d.x_dtype));
   }
   std::vector<float> x(size_t(p.d.M) * p.d.K);
-  const auto* h = static_cast<const uint16_t*>(p.x);
-  const bool bf16 = p.d.x_dtype == TC_DTYPE_BF16;
-  for (size_t i = 0; i < x.size(); ++i) x[i] = bf16 ? tc::bf16_to_f32(h[i]) : tc::f16_to_f32(h[i]);
+  if (p.d.x_dtype == TC_DTYPE_Q8_0) {  // row by row, as the reference dequantizes them
+    const size_t rb = size_t(p.d.K) / 32 * sizeof(q::BlockQ8_0);
+    for (int32_t m = 0; m < p.d.M; ++m)
+      q::dequantize_row(TC_DTYPE_Q8_0, static_cast<const uint8_t*>(p.x) + m * rb,
+                        x.data() + size_t(m) * p.d.K, p.d.K);
+  } else {
+    const auto* h = static_cast<const uint16_t*>(p.x);
+    const bool bf16 = p.d.x_dtype == TC_DTYPE_BF16;
+    for (size_t i = 0; i < x.size(); ++i)
+      x[i] = bf16 ? tc::bf16_to_f32(h[i]) : tc::f16_to_f32(h[i]);
+  }
   q::MatmulProblem p32 = as_f32_x(p);
   p32.x = x.data();
   return row->run(p32);

@@ -59,6 +59,24 @@ inline HalfX half_x(tc_dtype_t t, int M, int K, uint32_t seed) {
   return x;
 }
 
+// X given as Q8_0 blocks (x_dtype Q8_0): M rows of K / 32 GGUF block_q8_0 from random values by
+// tc_quantize (ggml's reference quantizer, so each block holds a code of +-127), and the values
+// they stand for (tc_dequantize) as f32, for the reference and for the f32 call.
+struct Q8X {
+  std::vector<uint8_t> blocks;
+  Activations dequantized;
+};
+inline Q8X q8_x(int M, int K, uint32_t seed) {
+  Q8X x{{}, make_activations(TC_DTYPE_F32, M, K, seed)};
+  std::vector<float>& f = x.dequantized.f;
+  x.blocks.resize(size_t(M) * tc_quant_row_bytes(TC_DTYPE_Q8_0, K));
+  EXPECT_EQ(tc_quantize(TC_DTYPE_Q8_0, f.data(), M, K, x.blocks.data(), x.blocks.size()),
+            TC_SUCCESS);
+  EXPECT_EQ(tc_dequantize(TC_DTYPE_Q8_0, x.blocks.data(), x.blocks.size(), M, K, f.data()),
+            TC_SUCCESS);
+  return x;
+}
+
 inline bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
   return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * 4) == 0;
 }

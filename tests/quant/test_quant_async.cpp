@@ -1,7 +1,7 @@
 // tc_gemv_quantized_async / tc_gemm_quantized_async on a stream, on every device this machine
 // has: queued calls give the synchronous calls' bits (same row), two calls in flight on one
 // stream finish in order (the second writer of Y wins), and a refused call queues nothing; the
-// C++ wrappers (tc.hpp) of both forms; f16 activations.
+// C++ wrappers (tc.hpp) of both forms; f16, bf16 and Q8_0 activations.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -160,6 +160,63 @@ TEST_P(QuantAsync, HalfActivationsMatchFloat64) {
       EXPECT_EQ(tc_gemv_quantized(ctx.ctx, &d, W.b, s, Xs.b, Y.b), TC_ERROR_BUFFER_TOO_SMALL);
     }
   }
+}
+
+// X given as Q8_0 blocks: served by the rows f32 X would get (8-bit-activation rows where
+// quantize_activations allows them, which then dot the codes as they are where they read them,
+// else X dequantized to f32 first), synchronous and queued with the same bits, against float64
+// of the values the blocks stand for; a buffer one byte short and K not a multiple of 32 (int8
+// weights take any K) are refused and write nothing.
+TEST_P(QuantAsync, Q8ActivationsMatchFloat64) {
+  const Case q8_cases[] = {{TC_DTYPE_Q4_0, TC_DTYPE_Q8_0, true, 1, 131, 1024},
+                           {TC_DTYPE_Q4_K, TC_DTYPE_Q8_0, true, 2, 67, 4096},
+                           {TC_DTYPE_Q8_0, TC_DTYPE_Q8_0, false, 3, 37, 288},
+                           {TC_DTYPE_Q4_K, TC_DTYPE_Q8_0, true, 5, 67, 1024},
+                           {TC_DTYPE_Q4_0, TC_DTYPE_Q8_0, true, 16, 131, 2048},
+                           {TC_DTYPE_Q4_K, TC_DTYPE_Q8_0, true, 64, 131, 768},
+                           {TC_DTYPE_I8, TC_DTYPE_Q8_0, false, 2, 23, 992}};
+  uint32_t seed = 7500;
+  for (const Case& c : q8_cases) {
+    const Weights wt = make_weights(c.w, c.N, c.K, seed++);
+    const Q8X x = q8_x(c.M, c.K, seed++);
+    const std::vector<double> ref = reference(wt, x.dequantized, c.M, c.N, c.K);
+    const tc_quant_matmul_desc d{c.M, c.N, c.K, c.w, TC_DTYPE_Q8_0, TC_DTYPE_F32, c.act8, 0.0f};
+    const size_t ny = size_t(c.M) * c.N;
+    const std::vector<float> poison(ny, std::nanf(""));
+    const std::vector<float> scales = wt.scales.empty() ? std::vector<float>{1.0f} : wt.scales;
+    Buf W(ctx.ctx, wt.bytes.data(), wt.bytes.size()), S(ctx.ctx, scales.data(), scales.size() * 4);
+    Buf X(ctx.ctx, x.blocks.data(), x.blocks.size()), Xs(ctx.ctx, x.blocks.size() - 1);
+    Buf Y(ctx.ctx, poison.data(), ny * 4), Y2(ctx.ctx, poison.data(), ny * 4);
+    tc_buffer_t* s = c.w == TC_DTYPE_I8 ? S.b : nullptr;
+    const std::string at = "w=" + std::to_string(c.w) + " M=" + std::to_string(c.M) +
+                           " K=" + std::to_string(c.K) + " act8=" + std::to_string(c.act8);
+    ASSERT_EQ(tc_gemm_quantized(ctx.ctx, &d, W.b, s, X.b, Y.b), TC_SUCCESS)
+        << tc_last_error_message();
+    const std::string row = tc_last_instance();
+    const std::vector<float> y = Y.floats(ny);
+    EXPECT_LE(rms_scaled(y, ref), c.act8 ? 5e-3 : 1e-4) << row << " " << at;
+    // The 8-bit dot rows (dp4a: the CPU q8 rows, the CUDA bulk GEMV) get X's codes exactly: Y
+    // is float64's up to f32 rounding.
+    if (row.find("dp4a") != std::string::npos || row.find("q8") != std::string::npos) {
+      EXPECT_LE(rms_scaled(y, ref), 1e-5) << row << " " << at;
+    }
+    Stream st(ctx.ctx);
+    ASSERT_EQ(tc_gemv_quantized_async(ctx.ctx, &d, W.b, s, X.b, Y2.b, st.s), TC_SUCCESS)
+        << tc_last_error_message();
+    ASSERT_EQ(tc_stream_sync(st.s), TC_SUCCESS) << tc_last_error_message();
+    EXPECT_TRUE(same_bits(Y2.floats(ny), y)) << row << " " << at;
+    EXPECT_EQ(tc_gemv_quantized(ctx.ctx, &d, W.b, s, Xs.b, Y.b), TC_ERROR_BUFFER_TOO_SMALL);
+  }
+  // Int8 weights take K = 1000; Q8_0 X does not (nothing is written).
+  const Weights wt = make_weights(TC_DTYPE_I8, 4, 1000, 7);
+  const std::vector<float> marks(8, 123.0f);
+  Buf W(ctx.ctx, wt.bytes.data(), wt.bytes.size()), S(ctx.ctx, wt.scales.data(), 16);
+  Buf X(ctx.ctx, 4096), Y(ctx.ctx, marks.data(), marks.size() * 4);
+  const tc_quant_matmul_desc d{2, 4, 1000, TC_DTYPE_I8, TC_DTYPE_Q8_0, TC_DTYPE_F32, false, 0.0f};
+  EXPECT_EQ(tc_gemv_quantized(ctx.ctx, &d, W.b, S.b, X.b, Y.b), TC_ERROR_INVALID_SHAPE);
+  EXPECT_NE(std::string(tc_last_error_message()).find("K = 1000"), std::string::npos)
+      << tc_last_error_message();
+  EXPECT_TRUE(same_bits(Y.floats(marks.size()), marks));
 }
 
 INSTANTIATE_ON_DEVICES(QuantAsync);

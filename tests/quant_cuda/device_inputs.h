@@ -1,12 +1,14 @@
 // Device memory, cases and launcher arguments for the launcher-level quant CUDA tests
-// (test_quant_cuda_graph.cpp, _launchers.cpp, _mma_f16.cpp), which call the kernels' launchers
-// on their own streams.
+// (test_quant_cuda_graph.cpp, _launchers.cpp, _mma_f16.cpp, _bulk_xhalf.cpp, _bulk_xq8.cpp), which
+// call the kernels' launchers on their own streams.
 #pragma once
 
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <string>
+#include <vector>
 
 #include "cuda/quant_kernels.h"
 #include "quant_test_util.h"
@@ -56,6 +58,53 @@ inline cuda::quant::Args launch_args(const LaunchCase& c, const DevMem& w, const
   a.work = work;
   a.work_bytes = work_bytes;
   return a;
+}
+
+// The bulk GEMV (8-bit activations) on case `c` with X of type xt at `x`, Y poisoned with NaN
+// first; Y as the host sees it after the launch (test_quant_cuda_bulk_xhalf.cpp, _xq8.cpp).
+inline std::vector<float> run_bulk(const LaunchCase& c, const DevMem& w, const void* x,
+                                   tc_dtype_t xt, const DevMem& y, bool pdl, cudaStream_t st) {
+  const size_t ny = size_t(c.M) * c.N;
+  EXPECT_EQ(cudaMemsetAsync(y.p, 0xff, ny * 4, st), cudaSuccess);  // NaN everywhere
+  cuda::quant::Args a;
+  a.M = c.M;
+  a.N = c.N;
+  a.K = c.K;
+  a.w_dtype = c.w;
+  a.x_dtype = xt;
+  a.w = w.p;
+  a.x = x;
+  a.y = static_cast<float*>(y.p);
+  a.act8 = true;
+  a.pdl = pdl;
+  std::string why;
+  EXPECT_TRUE(cuda::quant::gemv_bulk_supports(a, why)) << why;
+  EXPECT_EQ(cuda::quant::launch_gemv_bulk(a, st), TC_SUCCESS) << tc_last_error_message();
+  std::vector<float> got(ny);
+  EXPECT_EQ(cudaMemcpyAsync(got.data(), y.p, ny * 4, cudaMemcpyDeviceToHost, st), cudaSuccess);
+  EXPECT_EQ(cudaStreamSynchronize(st), cudaSuccess);
+  return got;
+}
+
+// Kernel nodes of the graph captured from `queue` on `cs`; -1 on a capture failure.
+template <class Queue>
+int kernel_nodes(cudaStream_t cs, Queue queue) {
+  cudaGraph_t g = nullptr;
+  if (cudaStreamBeginCapture(cs, cudaStreamCaptureModeThreadLocal) != cudaSuccess) return -1;
+  const bool ok = queue();
+  if (cudaStreamEndCapture(cs, &g) != cudaSuccess || !ok) return -1;
+  size_t n = 0;
+  cudaGraphGetNodes(g, nullptr, &n);
+  std::vector<cudaGraphNode_t> nodes(n);
+  cudaGraphGetNodes(g, nodes.data(), &n);
+  int kernels = 0;
+  for (cudaGraphNode_t node : nodes) {
+    cudaGraphNodeType type;
+    if (cudaGraphNodeGetType(node, &type) == cudaSuccess && type == cudaGraphNodeTypeKernel)
+      ++kernels;
+  }
+  cudaGraphDestroy(g);
+  return kernels;
 }
 
 }  // namespace tc::quant_test

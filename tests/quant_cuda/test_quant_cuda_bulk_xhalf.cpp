@@ -28,30 +28,6 @@ namespace {
 
 namespace kq = tc::cuda::quant;
 
-std::vector<float> run_bulk(const LaunchCase& c, const DevMem& w, const void* x, tc_dtype_t xt,
-                            const DevMem& y, bool pdl, cudaStream_t st) {
-  const size_t ny = size_t(c.M) * c.N;
-  EXPECT_EQ(cudaMemsetAsync(y.p, 0xff, ny * 4, st), cudaSuccess);  // NaN everywhere
-  kq::Args a;
-  a.M = c.M;
-  a.N = c.N;
-  a.K = c.K;
-  a.w_dtype = c.w;
-  a.x_dtype = xt;
-  a.w = w.p;
-  a.x = x;
-  a.y = static_cast<float*>(y.p);
-  a.act8 = true;
-  a.pdl = pdl;
-  std::string why;
-  EXPECT_TRUE(kq::gemv_bulk_supports(a, why)) << why;
-  EXPECT_EQ(kq::launch_gemv_bulk(a, st), TC_SUCCESS) << tc_last_error_message();
-  std::vector<float> got(ny);
-  EXPECT_EQ(cudaMemcpyAsync(got.data(), y.p, ny * 4, cudaMemcpyDeviceToHost, st), cudaSuccess);
-  EXPECT_EQ(cudaStreamSynchronize(st), cudaSuccess);
-  return got;
-}
-
 TEST(QuantCudaHalfX, BulkGemvGivesTheBitsOfTheWidenedX) {
   if (!tc_device_available(TC_DEVICE_CUDA)) GTEST_SKIP() << "no CUDA device";
   cudaStream_t st = nullptr;
@@ -96,27 +72,6 @@ TEST(QuantCudaHalfX, BulkGemvGivesTheBitsOfTheWidenedX) {
     }
   }
   cudaStreamDestroy(st);
-}
-
-// Kernel nodes of the graph captured from `queue` on `cs`; -1 on a capture failure.
-template <class Queue>
-int kernel_nodes(cudaStream_t cs, Queue queue) {
-  cudaGraph_t g = nullptr;
-  if (cudaStreamBeginCapture(cs, cudaStreamCaptureModeThreadLocal) != cudaSuccess) return -1;
-  const bool ok = queue();
-  if (cudaStreamEndCapture(cs, &g) != cudaSuccess || !ok) return -1;
-  size_t n = 0;
-  cudaGraphGetNodes(g, nullptr, &n);
-  std::vector<cudaGraphNode_t> nodes(n);
-  cudaGraphGetNodes(g, nodes.data(), &n);
-  int kernels = 0;
-  for (cudaGraphNode_t node : nodes) {
-    cudaGraphNodeType type;
-    if (cudaGraphNodeGetType(node, &type) == cudaSuccess && type == cudaGraphNodeTypeKernel)
-      ++kernels;
-  }
-  cudaGraphDestroy(g);
-  return kernels;
 }
 
 TEST(QuantCudaHalfX, PublicCallsReadHalfXWithoutWidening) {
