@@ -38,7 +38,6 @@ using namespace bulk_gemv;
 constexpr int kMaxM = 4;
 constexpr size_t kSmemCap1 = 227 * 1024;  // one CTA per SM: sm_90's per-block maximum
 constexpr size_t kSmemCap2 = 113 * 1024;  // two CTAs per SM (the next PDL grid's beside it)
-constexpr size_t kStageCap = 32 * 1024;   // bytes of one stage (R rows) at most
 
 struct Config;
 
@@ -60,11 +59,12 @@ struct Config {
   size_t cap;
   bool xreg = false;
   int stages = 8, first = 4, rp = 0;
-  bool n16 = true;     // TC_QUANT_BULK_DOT=0: the earlier nibble dots (one-CTA M = 1 kernels)
-  bool xpairs = true;  // TC_QUANT_BULK_XPAIRS=0: X in rounds of one item per thread
-  int pace = 0;        // TC_QUANT_BULK_PACE=d: at most d stages in flight (0: no pacing)
-  bool xcl = false;    // M = 1 with X quantized by halves over 2-CTA clusters ...
-  int xcl_k = 0;       // ... where K > xcl_k
+  size_t stage_cap = 0;  // TC_QUANT_BULK_STAGE_KB in bytes; 0: by shape (stage_cap())
+  bool n16 = true;       // TC_QUANT_BULK_DOT=0: the earlier nibble dots (one-CTA M = 1 kernels)
+  bool xpairs = true;    // TC_QUANT_BULK_XPAIRS=0: X in rounds of one item per thread
+  int pace = 0;          // TC_QUANT_BULK_PACE=d: at most d stages in flight (0: no pacing)
+  bool xcl = false;      // M = 1 with X quantized by halves over 2-CTA clusters ...
+  int xcl_k = 0;         // ... where K > xcl_k
 };
 // A knob's integer value (core/knobs.h: read once per call inside the row's knobs::Scope).
 int env_int(knobs::Id knob, int fallback) {
@@ -73,9 +73,10 @@ int env_int(knobs::Id knob, int fallback) {
 }
 // One CTA per SM: TC_QUANT_BULK_SMEM_KB (ring + X cap, default 227: at K = 11008 the 8
 // stages hold a CTA's whole share of the down projection; 200 was the earlier cap, 4 stages
-// there), TC_QUANT_BULK_STAGES (most stages, 2..16, default 8), TC_QUANT_BULK_FIRST=n (the
-// producer issues n stages, then waits until X is quantized; default 4, 0: no wait),
-// TC_QUANT_BULK_RP=1|2 (rows per warp and stage; 0, the default: the busier choice),
+// there), TC_QUANT_BULK_STAGES (most stages, 2..16, default 8), TC_QUANT_BULK_STAGE_KB (the cap
+// on a stage's bytes, 4..112; default by shape: stage_cap()),
+// TC_QUANT_BULK_FIRST=n (the producer issues n stages, then waits until X is quantized; default 4,
+// 0: no wait), TC_QUANT_BULK_RP=1|2 (rows per warp and stage; 0, the default: the busier choice),
 // TC_QUANT_BULK_DOT=0 (Config::n16), TC_QUANT_BULK_PACE=d (the producer keeps at most d
 // stages in flight: it waits for stage s - d to land, so X's loads, which queue behind the
 // copies in flight, wait for d stages at most while the ring still fills during X's
@@ -90,6 +91,8 @@ Config one_cta(int warps, bool paced) {
   const int kb = env_int(knobs::kQuantBulkSmemKb, 227);
   c.cap = size_t(std::clamp(kb, 64, 227)) * 1024;
   c.stages = std::clamp(env_int(knobs::kQuantBulkStages, 8), 2, kMaxStages);
+  const int stage_kb = env_int(knobs::kQuantBulkStageKb, 0);
+  c.stage_cap = stage_kb > 0 ? size_t(std::clamp(stage_kb, 4, 112)) * 1024 : 0;
   c.first = std::max(env_int(knobs::kQuantBulkFirst, paced ? 0 : 4), 0);
   c.rp = env_int(knobs::kQuantBulkRp, 0);
   c.n16 = env_int(knobs::kQuantBulkDot, 1) != 0;
@@ -145,11 +148,30 @@ bool use_xreg(const Args& a, const Config& c) {
   return c.xreg && a.M == 1 && a.K / 64 <= 64;
 }
 
+// The most bytes of a stage (R doubles while two rows more fit): 32 KB, and 64 KB for Q4_0's long
+// batch-1 shapes (one CTA per SM, K <= 4096, N >= 12288): 16 rows of 2304 bytes a stage instead
+// of 8, two groups of 8 warps instead of 4 of 4, and with PACE = 2 twice the bytes in flight.
+// `tc bench decode --per-shape`, X f16, H200 2026-11-30 09:22 / 09:29 UTC, us a launch, 64 / 32
+// KB: Q4_0 22016x4096 13.03-13.01 / 13.98, 12288x4096 8.01-8.00 / 8.39, but 4096x4096 4.87 / 4.41
+// and 4096x11008 10.07 / 9.18 (where X's round trip, behind the bytes in flight, weighs more);
+// Q4_K 22016x4096 14.14-14.17 / 14.57-14.60, 12288x4096 9.13 / 8.98; Q8_0 (unpaced) even. In the
+// 7B step (09:29 UTC, two processes, ms, 64 KB on the long shapes / 32 KB everywhere): Q4_0 X f16
+// 1.165-1.166 / 1.182-1.183, X f32 1.212-1.214 / 1.222-1.223; Q4_K X f16 1.278-1.285 /
+// 1.278-1.280, X f32 1.322-1.329 / 1.317-1.319, so Q4_K keeps 32 KB. TC_QUANT_BULK_STAGE_KB=n
+// forces n KB for every shape (A/B).
+size_t stage_cap(const Args& a, const Config& c) {
+  if (c.stage_cap > 0) return c.stage_cap;
+  const bool wide =
+      a.M == 1 && c.ctas == 1 && a.w_dtype == TC_DTYPE_Q4_0 && a.K <= 4096 && a.N >= 12288;
+  return size_t(wide ? 64 : 32) * 1024;
+}
+
 Geo geometry(const Args& a, int mt, const Config& c) {
   Geo g;
   const size_t rb = w_row_bytes(a);
   g.R = 1;
-  while (g.R < 32 && 2 * g.R * rb <= kStageCap) g.R *= 2;
+  const size_t cap = stage_cap(a, c);
+  while (g.R < 32 && 2 * g.R * rb <= cap) g.R *= 2;
   g.stage = g.R * rb;
   const size_t x = size_t(mt) * (size_t(a.K) + size_t(a.K) / 4);
   const size_t left = c.cap > kHead + x ? c.cap - kHead - x : 0;

@@ -8,7 +8,9 @@
 //   and without its wait for X, and the earlier default (FIRST=4, no pacing): the same bits; X
 //   quantized by halves over 2-CTA clusters (TC_QUANT_BULK_XCL, by default Q8_0 above K =
 //   4096): the same codes, so the same bits (which launches the host sends to the cluster path
-//   is checked on its own, BulkGemvClusterChoice);
+//   is checked on its own, BulkGemvClusterChoice); stages capped at 32 or 64 KB
+//   (TC_QUANT_BULK_STAGE_KB; by default 64 for Q4_0's long shapes): other rows a
+//   stage, the same bits;
 // - X-in-registers MMA (M <= 8, quant_mma_xreg.cu): the hoisted unit offsets against the earlier
 //   addressing (TC_QUANT_F16_HOIST=0), the producer waiting for X after 1 or 2 stages
 //   (TC_QUANT_F16_XFIRST; 2 by default, 0 the earlier form) or keeping 1-2 stages in flight
@@ -111,6 +113,8 @@ TEST(QuantCudaDecodeKnobs, BulkGemvXPairsGiveTheSameBits) {
       {"pace=2 first=0", {{"TC_QUANT_BULK_PACE", "2"}, {"TC_QUANT_BULK_FIRST", "0"}}, true},
       {"pace=3 first=2", {{"TC_QUANT_BULK_PACE", "3"}, {"TC_QUANT_BULK_FIRST", "2"}}, true},
       {"ctas=2 pace=2", {{"TC_QUANT_BULK_CTAS", "2"}, {"TC_QUANT_BULK_PACE", "2"}}, false},
+      {"stage_kb=32 (the earlier default)", {{"TC_QUANT_BULK_STAGE_KB", "32"}}, true},
+      {"stage_kb=64", {{"TC_QUANT_BULK_STAGE_KB", "64"}}, true},
       {"xcl=1", {{"TC_QUANT_BULK_XCL", "1"}}, true},
       {"xcl=2 xcl_k=0", {{"TC_QUANT_BULK_XCL", "2"}, {"TC_QUANT_BULK_XCL_K", "0"}}, true},
       {"xcl=2 xcl_k=0 pace=0 first=4",
@@ -126,15 +130,18 @@ TEST(QuantCudaDecodeKnobs, BulkGemvXPairsGiveTheSameBits) {
     // K 256 with 9-10 stages of 32 rows per CTA (slots reused: the paced waits' parity); M = 2, 4
     // (8 warps, 256 threads): two per thread from K 2048. Sizes keep the host's quantization
     // and float64 reference to ~4 s (the test binary runs under gpu-check's 75 s).
+    // M = 1, N 16411, K 2048: the long shapes' 64 KB stages (Q4_0: 32 rows of 1152 bytes a
+    // stage by default, 16 with STAGE_KB=32; the other formats with STAGE_KB=64).
     for (const LaunchCase& c : {LaunchCase{wf, 1, 1031, 11008}, LaunchCase{wf, 1, 257, 4096},
-                                LaunchCase{wf, 1, 40009, 256}, LaunchCase{wf, 2, 517, 14336},
-                                LaunchCase{wf, 2, 131, 2048}, LaunchCase{wf, 4, 257, 4096}}) {
+                                LaunchCase{wf, 1, 40009, 256}, LaunchCase{wf, 1, 16411, 2048},
+                                LaunchCase{wf, 2, 517, 14336}, LaunchCase{wf, 2, 131, 2048},
+                                LaunchCase{wf, 4, 257, 4096}}) {
       ASSERT_NO_FATAL_FAILURE(
           run_configs(c, configs, 5e-3, seed += 2, {kq::gemv_bulk_supports, kq::launch_gemv_bulk}));
       ++ran;
     }
   }
-  EXPECT_EQ(ran, 18);
+  EXPECT_EQ(ran, 21);
 }
 
 // Which launches take the 2-CTA cluster path (TC_QUANT_BULK_XCL / _XCL_K; needs no device: the
