@@ -5,7 +5,8 @@
 //
 // Why: the older GEMVs let each lane load its own 18/34/144-byte block with small loads, so the
 // L1/LSU passes, not HBM, set the rate (40-63% of the copy bandwidth). Here one producer lane
-// per CTA keeps S stages of R whole rows (<= 32 KB each, one bulk copy per stage, ~150-200 KB)
+// per CTA keeps S stages of R whole rows (<= 32 or 64 KB each: stage_cap; one bulk copy per
+// stage, ~150-200 KB)
 // in flight, a persistent grid of one CTA per SM walks a contiguous range of row tiles, and 16
 // consumer warps take a row pair (or a row) of a stage each, lanes on consecutive units. X is
 // quantized per 32 to int8 by the consumer warps while the first stages land, stored per unit

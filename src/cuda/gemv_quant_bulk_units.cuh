@@ -237,7 +237,7 @@ __device__ __forceinline__ void x_store(const XItem& it, bool coded, int U, int 
                                         int4* xq, int4* xm, uint32_t peer_xq = 0,
                                         uint32_t peer_xm = 0) {
   const int j = i & 3, u = (i >> 2) % U, m = (i >> 2) / U;
-  int wq[4] = {it.q.x, it.q.y, it.q.z, it.q.w}, sum = it.sum;
+  int wq[4] = {it.q.x, it.q.y, it.q.z, it.q.w}, sum = coded ? it.sum : 0;
   float d = it.amax;
   if (!coded) {
     const float amax = fmaxf(it.amax, __shfl_xor_sync(0xffffffffu, it.amax, 1));  // 32-block

@@ -20,8 +20,9 @@ enum Fmt : int { kQ4_0 = 0, kQ8_0 = 1, kQ4_K = 2, kQ6_K = 3 };
 // f32 (exact) and then takes the f32 path, so the results are those of X widened to f32, bit for
 // bit.
 // kXQ8: X given as Q8_0 blocks (GGUF's block_q8_0: an f16 scale and 32 int8 codes), read by the
-// bulk GEMV only (gemv_bulk_x_kind), whose codes are then X's own; x_kind() never returns it, so
-// every other kernel declines Q8_0 X through x_kind_ok.
+// bulk GEMV only (bulk_x_kind in gemv_quant_bulk.cu), whose codes are then X's own; x_kind()
+// never returns it, so the 8-bit-activation MMA kernels decline Q8_0 X through x_kind_ok (the
+// f32-only kernels through their x_dtype == F32 checks).
 enum XKind : int { kXF32 = 0, kXF16 = 1, kXBF16 = 2, kXQ8 = 3 };
 
 // The kind of X of dtype x; -1 for a dtype the kernels do not read.

@@ -118,13 +118,15 @@ tc_status_t launch_decode(const Args& a, void* stream, const char** name) {
     st = launch_v1(a, stream);
   } else {  // half-precision or Q8_0 X: only the 8-bit-activation kernels above read it
     row = "none";
-    set_error_message(std::string("x_dtype ") + tc_dtype_name(a.x_dtype) +
-                      (a.x_dtype == TC_DTYPE_Q8_0
-                           ? " is read only by the bulk GEMV (M <= 4), which does not serve act8 = "
-                           : " is read only by the bulk GEMV and batched-decode MMA kernels, and "
-                             "none serves act8 = ") +
-                      std::to_string(int(a.act8)) + ", M = " + std::to_string(a.M) +
-                      ", K = " + std::to_string(a.K));
+    set_error_message(
+        std::string("x_dtype ") + tc_dtype_name(a.x_dtype) +
+        (a.x_dtype == TC_DTYPE_Q8_0
+             ? " is read only by the bulk GEMV (M <= 4), which does not serve w_dtype " +
+                   std::string(tc_dtype_name(a.w_dtype)) + ", act8 = "
+             : " is read only by the bulk GEMV and batched-decode MMA kernels, and "
+               "none serves act8 = ") +
+        std::to_string(int(a.act8)) + ", M = " + std::to_string(a.M) +
+        ", K = " + std::to_string(a.K));
     st = TC_ERROR_NOT_SUPPORTED;
   }
   if (name != nullptr) *name = row;

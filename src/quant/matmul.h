@@ -17,10 +17,11 @@ struct MatmulProblem {
   tc_quant_matmul_desc d{};
   const uint8_t* w = nullptr;       // N rows of row_bytes(w_dtype, K); I8: N*K int8
   const float* w_scales = nullptr;  // I8 weights only: N floats
-  const void* x = nullptr;          // [M,K] of d.x_dtype: f32, f16, bf16, or int8 (I8)
-  float* y = nullptr;               // [M,N] f32
-  tc_context* ctx = nullptr;        // rows serve only their context's device (pick_matmul_row)
-  void* stream = nullptr;           // CUDA: the cudaStream_t the row launches on
+  const void* x =
+      nullptr;         // [M,K] of d.x_dtype: f32, f16, bf16, int8 (I8); Q8_0: M rows of K/32 blocks
+  float* y = nullptr;  // [M,N] f32
+  tc_context* ctx = nullptr;  // rows serve only their context's device (pick_matmul_row)
+  void* stream = nullptr;     // CUDA: the cudaStream_t the row launches on
 };
 
 struct MatmulRow {

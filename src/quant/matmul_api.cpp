@@ -134,11 +134,8 @@ tc_status_t execute(const q::MatmulProblem& p, const q::MatmulRow* row) {
                 tc_dtype_name(p.d.x_dtype));
   }
   std::vector<float> x(size_t(p.d.M) * p.d.K);
-  if (p.d.x_dtype == TC_DTYPE_Q8_0) {  // row by row, as the reference dequantizes them
-    const size_t rb = size_t(p.d.K) / 32 * sizeof(q::BlockQ8_0);
-    for (int32_t m = 0; m < p.d.M; ++m)
-      q::dequantize_row(TC_DTYPE_Q8_0, static_cast<const uint8_t*>(p.x) + m * rb,
-                        x.data() + size_t(m) * p.d.K, p.d.K);
+  if (p.d.x_dtype == TC_DTYPE_Q8_0) {  // rows of whole blocks, back to back: one run of blocks
+    q::dequantize_row(TC_DTYPE_Q8_0, p.x, x.data(), int64_t(x.size()));
   } else {
     const auto* h = static_cast<const uint16_t*>(p.x);
     const bool bf16 = p.d.x_dtype == TC_DTYPE_BF16;

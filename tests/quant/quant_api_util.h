@@ -77,6 +77,28 @@ inline Q8X q8_x(int M, int K, uint32_t seed) {
   return x;
 }
 
+// The same with codes drawn directly, as an RMSNorm that rounds otherwise could write them: each
+// block's largest code is not +-127 (codes in [-100, 100], or any int8 with a -128 in the block),
+// scales f16 in [0.004, 0.02).
+inline Q8X q8_x_raw(int M, int K, uint32_t seed) {
+  Q8X x{std::vector<uint8_t>(size_t(M) * tc_quant_row_bytes(TC_DTYPE_Q8_0, K)),
+        make_activations(TC_DTYPE_F32, M, K, seed)};
+  std::mt19937 rng(seed);
+  for (size_t b = 0; b < x.blocks.size() / 34; ++b) {
+    uint8_t* blk = x.blocks.data() + 34 * b;
+    const uint16_t d = f32_to_f16(0.004f + 0.016f * float(rng() % 1000) / 1000.0f);
+    std::memcpy(blk, &d, 2);
+    const bool wide = b % 2 == 1;
+    for (int i = 0; i < 32; ++i)
+      blk[2 + i] = uint8_t(wide ? int(rng() % 256) - 128 : int(rng() % 201) - 100);
+    if (wide) blk[2 + rng() % 32] = uint8_t(0x80);  // -128
+  }
+  std::vector<float>& f = x.dequantized.f;
+  EXPECT_EQ(tc_dequantize(TC_DTYPE_Q8_0, x.blocks.data(), x.blocks.size(), M, K, f.data()),
+            TC_SUCCESS);
+  return x;
+}
+
 inline bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
   return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * 4) == 0;
 }

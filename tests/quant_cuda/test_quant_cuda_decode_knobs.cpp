@@ -129,7 +129,7 @@ TEST(QuantCudaDecodeKnobs, BulkGemvXPairsGiveTheSameBits) {
     // M = 1: K 11008 (688 items, 512 threads: two per thread), K 4096 (one round either way),
     // K 256 with 9-10 stages of 32 rows per CTA (slots reused: the paced waits' parity); M = 2, 4
     // (8 warps, 256 threads): two per thread from K 2048. Sizes keep the host's quantization
-    // and float64 reference to ~4 s (the test binary runs under gpu-check's 75 s).
+    // and float64 reference to ~4 s (the test binary runs under gpu-check's 120 s).
     // M = 1, N 16411, K 2048: the long shapes' 64 KB stages (Q4_0: 32 rows of 1152 bytes a
     // stage by default, 16 with STAGE_KB=32; the other formats with STAGE_KB=64).
     for (const LaunchCase& c : {LaunchCase{wf, 1, 1031, 11008}, LaunchCase{wf, 1, 257, 4096},

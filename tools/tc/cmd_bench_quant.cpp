@@ -125,7 +125,7 @@ void tc_cli_add_bench_quant(CLI::App& app) {
       ->add_option("--x", o->x,
                    "comma-separated activation types f32,f16,bf16,q8_0 (default f32,f16; f16 / "
                    "bf16: 8-bit cells with X read in half precision; q8_0: X given as Q8_0 "
-                   "blocks, as an RMSNorm that quantizes would write it, batches <= 4)")
+                   "blocks, as an RMSNorm that quantizes its output would write it, batches <= 2)")
       ->delimiter(',')
       ->check(CLI::IsMember({"f32", "f16", "bf16", "q8_0"}));
   decode->add_option("--layers", o->layers, "transformer layers (default 32)")
