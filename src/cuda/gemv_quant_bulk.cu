@@ -301,6 +301,10 @@ int gemv_bulk_cluster(const Args& a) {
   return use_xcl(a, config(a.M, a.w_dtype)) ? 2 : 1;
 }
 
+int gemv_bulk_stage_rows(const Args& a) {
+  return geometry(a, a.M <= 2 ? a.M : kMaxM, config(a.M, a.w_dtype)).R;
+}
+
 tc_status_t launch_gemv_bulk(const Args& a, void* stream) {
   auto s = static_cast<cudaStream_t>(stream);
   return with_format(a.w_dtype, [&](auto f) { return launch_m<decltype(f)::value>(a, s); });

@@ -144,6 +144,39 @@ TEST(QuantCudaDecodeKnobs, BulkGemvXPairsGiveTheSameBits) {
   EXPECT_EQ(ran, 21);
 }
 
+// The rows a stage of the bulk GEMV holds (needs no device: the host's geometry): 64 KB stages
+// for Q4_0's long batch-1 shapes (K <= 4096, N >= 12288: the 7B QKV, gate+up and head), 32 KB
+// elsewhere, TC_QUANT_BULK_STAGE_KB for every shape; R doubles while two rows more fit.
+TEST(QuantCudaDecodeKnobs, BulkGemvStageChoice) {
+  const auto rows = [](tc_dtype_t w, int M, int N, int K) {
+    kq::Args a;
+    a.M = M;
+    a.N = N;
+    a.K = K;
+    a.w_dtype = w;
+    return kq::gemv_bulk_stage_rows(a);
+  };
+  EXPECT_EQ(rows(TC_DTYPE_Q4_0, 1, 12288, 4096), 16);  // 2304-byte rows: 36.9 KB
+  EXPECT_EQ(rows(TC_DTYPE_Q4_0, 1, 22016, 4096), 16);
+  EXPECT_EQ(rows(TC_DTYPE_Q4_0, 1, 32000, 4096), 16);
+  EXPECT_EQ(rows(TC_DTYPE_Q4_0, 1, 12287, 4096), 8);  // below the rule's N
+  EXPECT_EQ(rows(TC_DTYPE_Q4_0, 1, 4096, 4096), 8);
+  EXPECT_EQ(rows(TC_DTYPE_Q4_0, 1, 4096, 11008), 4);   // K > 4096: 6192-byte rows, 24.8 KB
+  EXPECT_EQ(rows(TC_DTYPE_Q4_0, 2, 22016, 4096), 8);   // M = 1 only
+  EXPECT_EQ(rows(TC_DTYPE_Q4_0, 1, 16411, 2048), 32);  // the knob test's case: 36.9 KB
+  EXPECT_EQ(rows(TC_DTYPE_Q4_K, 1, 22016, 4096), 8);   // measured even in the step: 32 KB
+  EXPECT_EQ(rows(TC_DTYPE_Q8_0, 1, 22016, 4096), 4);   // 4352-byte rows, 17.4 KB
+  setenv("TC_QUANT_BULK_STAGE_KB", "32", 1);
+  EXPECT_EQ(rows(TC_DTYPE_Q4_0, 1, 22016, 4096), 8);
+  setenv("TC_QUANT_BULK_STAGE_KB", "64", 1);
+  EXPECT_EQ(rows(TC_DTYPE_Q4_K, 1, 22016, 4096), 16);
+  EXPECT_EQ(rows(TC_DTYPE_Q8_0, 1, 22016, 4096), 8);
+  unsetenv("TC_QUANT_BULK_STAGE_KB");
+  setenv("TC_QUANT_BULK_CTAS", "2", 1);  // two CTAs per SM: 32 KB stages
+  EXPECT_EQ(rows(TC_DTYPE_Q4_0, 1, 22016, 4096), 8);
+  unsetenv("TC_QUANT_BULK_CTAS");
+}
+
 // Which launches take the 2-CTA cluster path (TC_QUANT_BULK_XCL / _XCL_K; needs no device: the
 // choice is the host's), so that the same-bits configurations above are not vacuous.
 TEST(QuantCudaDecodeKnobs, BulkGemvClusterChoice) {
