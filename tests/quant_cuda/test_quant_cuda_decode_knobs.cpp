@@ -144,17 +144,22 @@ TEST(QuantCudaDecodeKnobs, BulkGemvXPairsGiveTheSameBits) {
   EXPECT_EQ(ran, 21);
 }
 
+// The launcher arguments of a shape, no buffers: for the host's choices (stages, clusters).
+kq::Args shape_args(tc_dtype_t w, int M, int N, int K) {
+  kq::Args a;
+  a.M = M;
+  a.N = N;
+  a.K = K;
+  a.w_dtype = w;
+  return a;
+}
+
 // The rows a stage of the bulk GEMV holds (needs no device: the host's geometry): 64 KB stages
 // for Q4_0's long batch-1 shapes (K <= 4096, N >= 12288: the 7B QKV, gate+up and head), 32 KB
 // elsewhere, TC_QUANT_BULK_STAGE_KB for every shape; R doubles while two rows more fit.
 TEST(QuantCudaDecodeKnobs, BulkGemvStageChoice) {
   const auto rows = [](tc_dtype_t w, int M, int N, int K) {
-    kq::Args a;
-    a.M = M;
-    a.N = N;
-    a.K = K;
-    a.w_dtype = w;
-    return kq::gemv_bulk_stage_rows(a);
+    return kq::gemv_bulk_stage_rows(shape_args(w, M, N, K));
   };
   EXPECT_EQ(rows(TC_DTYPE_Q4_0, 1, 12288, 4096), 16);  // 2304-byte rows: 36.9 KB
   EXPECT_EQ(rows(TC_DTYPE_Q4_0, 1, 22016, 4096), 16);
@@ -181,12 +186,7 @@ TEST(QuantCudaDecodeKnobs, BulkGemvStageChoice) {
 // choice is the host's), so that the same-bits configurations above are not vacuous.
 TEST(QuantCudaDecodeKnobs, BulkGemvClusterChoice) {
   const auto cluster = [](tc_dtype_t w, int M, int N, int K) {
-    kq::Args a;
-    a.M = M;
-    a.N = N;
-    a.K = K;
-    a.w_dtype = w;
-    return kq::gemv_bulk_cluster(a);
+    return kq::gemv_bulk_cluster(shape_args(w, M, N, K));
   };
   EXPECT_EQ(cluster(TC_DTYPE_Q8_0, 1, 4096, 11008), 2);  // the default: Q8_0 above K = 4096
   EXPECT_EQ(cluster(TC_DTYPE_Q8_0, 1, 1031, 11008), 2);
