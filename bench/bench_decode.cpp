@@ -7,9 +7,9 @@
 // captured into a graph and queued per step, with and without TC_QUANT_WEIGHTS_CONSTANT, and
 // the host microseconds per queued call). `--x` (DecodeBenchOptions::x) adds the step with X
 // given in f16 / bf16, which the decode kernels read as it is, or as Q8_0 blocks (batches <= 2);
-// `--per-shape` each layer shape
-// alone. Prints tok/s, effective GB/s of weight bytes, the share of the copy bandwidth measured
-// in the same run, and the peak device memory of each format against weight bytes + activations.
+// `--per-shape` each layer shape alone. Prints tok/s, effective GB/s of weight bytes, the share
+// of the copy bandwidth measured in the same run, and the peak device memory of each format
+// against weight bytes + activations.
 #include "bench_decode.h"
 
 #include <cuda_runtime_api.h>

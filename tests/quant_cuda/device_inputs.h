@@ -107,4 +107,15 @@ int kernel_nodes(cudaStream_t cs, Queue queue) {
   return kernels;
 }
 
+// Kernel nodes of one queued public call on `d` (W without scales, X into Y on stream `st`; the
+// GEMV entry point at M <= 8, the GEMM one above): queued once outside a capture first (that
+// sizes the stream's workspace), then captured; -1 on a failure.
+inline int call_kernel_nodes(tc_context_t* ctx, const tc_quant_matmul_desc& d, tc_buffer_t* W,
+                             tc_buffer_t* X, tc_buffer_t* Y, tc_stream_t* st) {
+  const auto fn = d.M <= 8 ? tc_gemv_quantized_async : tc_gemm_quantized_async;
+  const auto call = [&] { return fn(ctx, &d, W, nullptr, X, Y, st) == TC_SUCCESS; };
+  if (!call() || tc_stream_sync(st) != TC_SUCCESS) return -1;
+  return kernel_nodes(static_cast<cudaStream_t>(tc_stream_native_handle(st)), call);
+}
+
 }  // namespace tc::quant_test

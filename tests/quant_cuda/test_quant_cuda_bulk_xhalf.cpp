@@ -79,7 +79,6 @@ TEST(QuantCudaHalfX, PublicCallsReadHalfXWithoutWidening) {
   Context ctx;
   ASSERT_EQ(tc_context_create(&ctx.ctx, TC_DEVICE_CUDA), TC_SUCCESS);
   Stream st(ctx.ctx);
-  auto cs = static_cast<cudaStream_t>(tc_stream_native_handle(st.s));
   struct C {
     tc_dtype_t w;
     int M, N, K;
@@ -100,17 +99,10 @@ TEST(QuantCudaHalfX, PublicCallsReadHalfXWithoutWidening) {
                              " w=" + std::to_string(c.w) + " M=" + std::to_string(c.M);
       tc_quant_matmul_desc d{c.M, c.N, c.K, c.w, TC_DTYPE_F32, TC_DTYPE_F32, true, 0.0f};
       const auto fn = c.M <= 8 ? tc_gemv_quantized : tc_gemm_quantized;
-      const auto fn_async = c.M <= 8 ? tc_gemv_quantized_async : tc_gemm_quantized_async;
       ASSERT_EQ(fn(ctx.ctx, &d, W.b, nullptr, XF.b, R.b), TC_SUCCESS) << tc_last_error_message();
       const std::string row = tc_last_instance();
-      // Queued once outside a capture (it sizes the stream's workspace), then captured: the
-      // kernels of one call on X.
-      const auto kernels_of_call = [&](const Buf& X) {
-        const auto call = [&] {
-          return fn_async(ctx.ctx, &d, W.b, nullptr, X.b, Y.b, st.s) == TC_SUCCESS;
-        };
-        if (!call() || tc_stream_sync(st.s) != TC_SUCCESS) return -1;
-        return kernel_nodes(cs, call);
+      const auto kernels_of_call = [&](const Buf& X) {  // the kernels of one queued call on X
+        return call_kernel_nodes(ctx.ctx, d, W.b, X.b, Y.b, st.s);
       };
       const int f32_kernels = kernels_of_call(XF);
       d.x_dtype = xt;
