@@ -132,6 +132,7 @@ __global__ void __launch_bounds__(kThreadsOf<kCW>, kMinBlocks)
   const int group = warp / RW, wr = warp % RW;
   if (group >= NG) return;  // fewer stages than groups: these warps only quantized X
   XUnit<MT> xr[XR > 0 ? XR : 1];
+  const bool xfull = U == 32 * XR;  // every lane holds XR units (K = 4096 at XR = 2)
   if constexpr (XR > 0) {
 #pragma unroll
     for (int j = 0; j < XR; ++j)
@@ -156,11 +157,27 @@ __global__ void __launch_bounds__(kThreadsOf<kCW>, kMinBlocks)
       const bool two = RP == 2 && r + 1 < rows;
       float acc[2][MT] = {};
       if constexpr (XR > 0) {
+        if (xfull && two) {  // straight-line: all four row-units' loads can go out first
 #pragma unroll
-        for (int j = 0; j < XR; ++j) {
-          if (lane + 32 * j >= U) break;
-          unit_dot<FMT, MT, N16>(row, lane + 32 * j, M, xr[j], acc[0]);
-          if (two) unit_dot<FMT, MT, N16>(row + rb, lane + 32 * j, M, xr[j], acc[1]);
+          for (int j = 0; j < XR; ++j) {
+            unit_dot<FMT, MT, N16>(row, lane + 32 * j, M, xr[j], acc[0]);
+            unit_dot<FMT, MT, N16>(row + rb, lane + 32 * j, M, xr[j], acc[1]);
+          }
+        } else {
+#pragma unroll
+          for (int j = 0; j < XR; ++j) {
+            if (lane + 32 * j >= U) break;
+            unit_dot<FMT, MT, N16>(row, lane + 32 * j, M, xr[j], acc[0]);
+            if (two) unit_dot<FMT, MT, N16>(row + rb, lane + 32 * j, M, xr[j], acc[1]);
+          }
+        }
+      } else if (two) {
+#pragma unroll 2
+        for (int u = lane; u < U; u += 32) {
+          XUnit<MT> x;
+          load_x<FMT, MT, N16>(x, u, U, M, xq, xm);
+          unit_dot<FMT, MT, N16>(row, u, M, x, acc[0]);
+          unit_dot<FMT, MT, N16>(row + rb, u, M, x, acc[1]);
         }
       } else {
 #pragma unroll 2
@@ -168,19 +185,23 @@ __global__ void __launch_bounds__(kThreadsOf<kCW>, kMinBlocks)
           XUnit<MT> x;
           load_x<FMT, MT, N16>(x, u, U, M, xq, xm);
           unit_dot<FMT, MT, N16>(row, u, M, x, acc[0]);
-          if (two) unit_dot<FMT, MT, N16>(row + rb, u, M, x, acc[1]);
         }
       }
 #pragma unroll
-      for (int h = 0; h < 2; ++h) {
+      for (int m = 0; m < MT; ++m) {
+        if (m > 0 && m >= M) break;
+        if (two) {  // both rows in one butterfly: lanes 0..15 sum row r, lanes 16..31 row r + 1
+          const bool hi = lane >= 16;
+          float v = hi ? acc[1][m] : acc[0][m];
+          v += __shfl_xor_sync(0xffffffffu, hi ? acc[0][m] : acc[1][m], 16);
 #pragma unroll
-        for (int m = 0; m < MT; ++m) {
-          if (m >= M) break;
-          float v = acc[h][m];
+          for (int o = 8; o > 0; o /= 2) v += __shfl_xor_sync(0xffffffffu, v, o);
+          if ((lane & 15) == 0) Y[size_t(m) * N + row0 + r + (hi ? 1 : 0)] = v;
+        } else {  // one row (with RP = 1, row r + 1 belongs to another warp)
+          float v = acc[0][m];
 #pragma unroll
           for (int o = 16; o > 0; o /= 2) v += __shfl_xor_sync(0xffffffffu, v, o);
-          // h = 1 only for a pair (with RP = 1, row r + 1 belongs to another warp).
-          if (lane == 0 && (h == 0 || two)) Y[size_t(m) * N + row0 + r + h] = v;
+          if (lane == 0) Y[size_t(m) * N + row0 + r] = v;
         }
       }
     }
