@@ -70,8 +70,9 @@ __device__ __forceinline__ void load_x(XUnit<MT>& x, int u, int U, int M,
 
 // acc[m] += this unit's 64 weights of the row times X row m's unit (x). N16 (Q4_0, Q4_K): the
 // high nibbles are dotted as 16 q (one mask, no shift: ~8 fewer instructions a unit), the
-// integer sums carry the 16 and the float scale takes 1/16 (bitwise the same result); false
-// is the earlier form (TC_QUANT_BULK_DOT=0, an A/B knob).
+// integer sums carry the 16 and the float scale takes 1/16 (Q4_0: bitwise the same result;
+// Q4_K also multiplies its 6-bit scales and mins into the integer dots and sums, other
+// roundings); false is the earlier form (TC_QUANT_BULK_DOT=0, an A/B knob).
 template <int FMT, int MT, bool N16 = true>
 __device__ __forceinline__ void unit_dot(const uint8_t* row, int u, int M, const XUnit<MT>& x,
                                          float* acc) {
@@ -131,6 +132,33 @@ __device__ __forceinline__ void unit_dot(const uint8_t* row, int u, int M, const
     const uint4 qa = *reinterpret_cast<const uint4*>(blk + 16 + 32 * c);
     const uint4 qb = *reinterpret_cast<const uint4*>(blk + 32 + 32 * c);
     const float d = h2f(uint16_t(head.x)), dmin = h2f(uint16_t(head.x >> 16));
+    if constexpr (N16) {
+      // Sub-blocks 2c and 2c + 1's 6-bit scales and mins (bytes 0 and 1 of sc and mn), with
+      // selects instead of a branch on the lane's c (q4k_scale_min_words' two cases: c < 2 and
+      // c >= 2 read different bytes of scales[12] = head.y, .z, .w).
+      const int hs = 16 * (c & 1);
+      const bool lo = c < 2;
+      const uint32_t a = (lo ? head.y : head.w) >> hs, b = (lo ? head.z : head.w) >> hs;
+      const uint32_t sc = lo ? a & 0x3F3Fu : (a & 0x0F0Fu) | ((head.y >> hs >> 2) & 0x3030u);
+      const uint32_t mn = lo ? b & 0x3F3Fu : ((b >> 4) & 0x0F0Fu) | ((head.z >> hs >> 2) & 0x3030u);
+      const int sc0 = int(sc & 255u), sc1 = int(sc >> 8), m0 = int(mn & 255u), m1 = int(mn >> 8);
+#pragma unroll
+      for (int m = 0; m < MT; ++m) {
+        if (m > 0 && m >= M) break;
+        const int4 x0 = x.c[m][0], x1 = x.c[m][1], x2 = x.c[m][2], x3 = x.c[m][3], xs = x.s[m];
+        int s0 = dot4(x0, qa.x & kM4, qa.y & kM4, qa.z & kM4, qa.w & kM4, 0);
+        s0 = dot4(x1, qb.x & kM4, qb.y & kM4, qb.z & kM4, qb.w & kM4, s0);
+        int s1 = dot4_hi(x2, qa.x, qa.y, qa.z, qa.w, 0);  // 16 x the high nibbles' dot
+        s1 = dot4_hi(x3, qb.x, qb.y, qb.z, qb.w, s1);
+        // Scales and mins times the integer dots and sums stay integers (exact in f32: below
+        // 2^22), so a row-unit converts four values instead of eight.
+        const float xa = __int_as_float(xs.x), xb = __int_as_float(xs.y);
+        const float fw = fmaf(xb, float(sc1 * (s1 >> 4)), xa * float(sc0 * s0));
+        const float fm = fmaf(xb, float(m1 * xs.w), xa * float(m0 * xs.z));
+        acc[m] = fmaf(d, fw, fmaf(-dmin, fm, acc[m]));
+      }
+      return;
+    }
     int sc0, m0, sc1, m1;
     q4k_scale_min_words(2 * c, head.y, head.z, head.w, &sc0, &m0);
     q4k_scale_min_words(2 * c + 1, head.y, head.z, head.w, &sc1, &m1);
@@ -142,13 +170,6 @@ __device__ __forceinline__ void unit_dot(const uint8_t* row, int u, int M, const
       const int4 x0 = x.c[m][0], x1 = x.c[m][1], x2 = x.c[m][2], x3 = x.c[m][3], xs = x.s[m];
       int s0 = dot4(x0, qa.x & kM4, qa.y & kM4, qa.z & kM4, qa.w & kM4, 0);
       s0 = dot4(x1, qb.x & kM4, qb.y & kM4, qb.z & kM4, qb.w & kM4, s0);
-      if constexpr (N16) {  // s1 = 16 x the high nibbles' sum; ds1 / 16 is exact
-        int s1 = dot4_hi(x2, qa.x, qa.y, qa.z, qa.w, 0);
-        s1 = dot4_hi(x3, qb.x, qb.y, qb.z, qb.w, s1);
-        acc[m] += __int_as_float(xs.x) * (ds0 * float(s0) - dm0 * float(xs.z)) +
-                  __int_as_float(xs.y) * (ds1 * 0.0625f * float(s1) - dm1 * float(xs.w));
-        continue;
-      }
       int s1 =
           dot4(x2, (qa.x >> 4) & kM4, (qa.y >> 4) & kM4, (qa.z >> 4) & kM4, (qa.w >> 4) & kM4, 0);
       s1 = dot4(x3, (qb.x >> 4) & kM4, (qb.y >> 4) & kM4, (qb.z >> 4) & kM4, (qb.w >> 4) & kM4, s1);
