@@ -64,6 +64,7 @@ struct Config {
   bool n16 = true;       // TC_QUANT_BULK_DOT=0: the earlier nibble dots (one-CTA M = 1 kernels)
   bool xpairs = true;    // TC_QUANT_BULK_XPAIRS=0: X in rounds of one item per thread
   int pace = 0;          // TC_QUANT_BULK_PACE=d: at most d stages in flight (0: no pacing)
+  int pace_kb = 0;       // TC_QUANT_BULK_PACE_KB=n: paced, at least n KB in flight (pace_of)
   bool xcl = false;      // M = 1 with X quantized by halves over 2-CTA clusters ...
   int xcl_k = 0;         // ... where K > xcl_k
 };
@@ -81,12 +82,14 @@ int env_int(knobs::Id knob, int fallback) {
 // TC_QUANT_BULK_DOT=0 (Config::n16), TC_QUANT_BULK_PACE=d (the producer keeps at most d
 // stages in flight: it waits for stage s - d to land, so X's loads, which queue behind the
 // copies in flight, wait for d stages at most while the ring still fills during X's
-// quantization; FIRST stops the stream there instead; 0: no pacing).
-// Defaults: M = 1 Q4_0 / Q4_K PACE=2 FIRST=0 (7B step, H200 22:10 UTC: Q4_0 1.221 ms against
-// 1.267 with FIRST=4, Q4_K 1.338 against 1.402; PACE=2 FIRST=4 1.231 / 1.348, PACE=3 FIRST=0
-// 1.227 / 1.356; 22:28 UTC: PACE 1 1.471 / 1.570, PACE 4 1.263 / 1.390); elsewhere FIRST=4, no
-// pacing (Q8_0 paced: PACE 2 2.143, PACE 3 2.062 against 1.955 ms; M = 2 Q4_0: no effect). On the
-// step FIRST 3, 4, 5 measured equal within the noise, 0, 2 and 6 slower (20:18-20:23 UTC).
+// quantization; FIRST stops the stream there instead; 0: no pacing), TC_QUANT_BULK_PACE_KB=n
+// (paced: enough stages in flight for n KB, at least PACE; pace_of()).
+// Defaults: M = 1 Q4_0 / Q4_K PACE=2 FIRST=0 (Q4_K: PACE_KB=48, config()) (7B step, H200 22:10 UTC:
+// Q4_0 1.221 ms against 1.267 with FIRST=4, Q4_K 1.338 against 1.402; PACE=2 FIRST=4 1.231 / 1.348,
+// PACE=3 FIRST=0 1.227 / 1.356; 22:28 UTC: PACE 1 1.471 / 1.570, PACE 4 1.263 / 1.390); elsewhere
+// FIRST=4, no pacing (Q8_0 paced: PACE 2 2.143, PACE 3 2.062 against 1.955 ms; M = 2 Q4_0: no
+// effect then, paced since the twelfth session's faster dots: config()). On the step FIRST 3, 4, 5
+// measured equal within the noise, 0, 2 and 6 slower (20:18-20:23 UTC).
 Config one_cta(int warps, bool paced) {
   Config c{warps, 1, kSmemCap1};
   const int kb = env_int(knobs::kQuantBulkSmemKb, 227);
@@ -98,6 +101,7 @@ Config one_cta(int warps, bool paced) {
   c.rp = env_int(knobs::kQuantBulkRp, 0);
   c.n16 = env_int(knobs::kQuantBulkDot, 1) != 0;
   c.pace = std::max(env_int(knobs::kQuantBulkPace, paced ? 2 : 0), 0);
+  c.pace_kb = std::max(env_int(knobs::kQuantBulkPaceKb, 0), 0);
   return c;
 }
 // TC_QUANT_BULK_XPAIRS=0 (A/B): X quantized in rounds of one item per thread, as before the
@@ -107,6 +111,11 @@ Config config(int M, tc_dtype_t w) {
   if (M > 1) {  // M > 1: registers for X
     Config c = one_cta(8, false);
     c.xpairs = xpairs;
+    // M = 2, Q4_0 / Q4_K: PACE=2 with FIRST=4 (7B step, X f16, H200 2026-11-30 11:18 UTC, two
+    // runs each: Q4_0 1.535 / 1.535 ms against 1.603 / 1.612 unpaced, PACE 3 1.576, PACE 2
+    // FIRST 0 1.562; Q4_K 1.609 / 1.610 against 1.667 / 1.669; Q8_0 slower paced: 2.248
+    // against 2.130-2.135). Unmeasured at M = 3, 4 (launch_decode only): unpaced there.
+    if (M == 2 && w != TC_DTYPE_Q8_0) c.pace = std::max(env_int(knobs::kQuantBulkPace, 2), 0);
     return c;
   }
   if (env_int(knobs::kQuantBulkCtas, 1) == 2) {  // as measured: no wait for X
@@ -122,6 +131,12 @@ Config config(int M, tc_dtype_t w) {
   }
   Config c = one_cta(env_int(knobs::kQuantBulkWarps, 16) == 8 ? 8 : 16, w != TC_DTYPE_Q8_0);
   c.xreg = c.warps == 16 && env_int(knobs::kQuantBulkXreg, 1) == 1;
+  // Q4_K: at least 48 KB in flight (3 of its 18 KB stages at K = 4096, 2 at K = 11008). 7B step,
+  // H200 2026-11-30 11:18 UTC, two runs each, ms: X f16 1.154 / 1.152 against 1.163 / 1.162
+  // (PACE=2), X f32 1.203 / 1.208 against 1.217 / 1.220; 64 KB 1.168-1.170, 96 KB 1.208-1.210.
+  // Q4_0 (stages of 16 rows on its long shapes) even at 48 KB, slower at 64 and 96 KB (O and
+  // down lose 0.3-0.5 us a launch: X's loads wait behind more bytes).
+  if (w == TC_DTYPE_Q4_K) c.pace_kb = std::max(env_int(knobs::kQuantBulkPaceKb, 48), 0);
   c.xpairs = xpairs;
   // X by halves over 2-CTA clusters (TC_QUANT_BULK_XCL=1|2, TC_QUANT_BULK_XCL_K=k: where K > k):
   // by default Q8_0 above K = 4096 (the down projection). 7B step, H200 2026-11-30 04:21-04:27
@@ -165,6 +180,15 @@ size_t stage_cap(const Args& a, const Config& c) {
   const bool wide =
       a.M == 1 && c.ctas == 1 && a.w_dtype == TC_DTYPE_Q4_0 && a.K <= 4096 && a.N >= 12288;
   return size_t(wide ? 64 : 32) * 1024;
+}
+
+// The stages in flight of a paced stream: Config::pace, or with pace_kb enough stages for
+// pace_kb KB (a shape of small stages, 8 rows of 2304 bytes, keeps as many bytes in flight as
+// one of 16 rows), at most the ring.
+int pace_of(const Config& c, size_t stage, int S) {
+  if (c.pace <= 0 || c.pace_kb <= 0) return c.pace;
+  const size_t want = size_t(c.pace_kb) * 1024;
+  return std::clamp(int((want + stage - 1) / stage), c.pace, std::max(S, c.pace));
 }
 
 Geo geometry(const Args& a, int mt, const Config& c) {
@@ -256,10 +280,11 @@ tc_status_t launch_fmt(const Args& a, const Config& c, cudaStream_t s) {
           FMT, a.M, a.N, a.K, CW, MINB, XR, int(N16), g.R, g.RP, g.S, c.first, g.stage, g.smem,
           blocks_per_sm(reinterpret_cast<const void*>(kernel), kThreadsOf<CW>, g.smem), XC, grid);
   }
-  const cudaError_t e = launch_ex(kernel, dim3(unsigned(grid)), dim3(kThreadsOf<CW>), g.smem, s, XC,
-                                  a.pdl, static_cast<const uint8_t*>(a.w), a.x, bulk_x_kind(a), a.y,
-                                  a.M, a.N, a.K, uint32_t(w_row_bytes(a)), g.R, g.RP, g.S,
-                                  c.first > 0 ? c.first : -1, c.pace, ablate, int(c.xpairs), trace);
+  const cudaError_t e =
+      launch_ex(kernel, dim3(unsigned(grid)), dim3(kThreadsOf<CW>), g.smem, s, XC, a.pdl,
+                static_cast<const uint8_t*>(a.w), a.x, bulk_x_kind(a), a.y, a.M, a.N, a.K,
+                uint32_t(w_row_bytes(a)), g.R, g.RP, g.S, c.first > 0 ? c.first : -1,
+                pace_of(c, g.stage, g.S), ablate, int(c.xpairs), trace);
   return e == cudaSuccess ? launched("quant bulk gemv kernel launch")
                           : cuda_fail(e, "quant bulk gemv kernel launch");
 }
@@ -303,6 +328,12 @@ int gemv_bulk_cluster(const Args& a) {
 
 int gemv_bulk_stage_rows(const Args& a) {
   return geometry(a, a.M <= 2 ? a.M : kMaxM, config(a.M, a.w_dtype)).R;
+}
+
+int gemv_bulk_pace(const Args& a) {
+  const Config c = config(a.M, a.w_dtype);
+  const Geo g = geometry(a, a.M <= 2 ? a.M : kMaxM, c);
+  return pace_of(c, g.stage, g.S);
 }
 
 tc_status_t launch_gemv_bulk(const Args& a, void* stream) {

@@ -112,6 +112,8 @@ TEST(QuantCudaDecodeKnobs, BulkGemvXPairsGiveTheSameBits) {
       {"pace=12 (>= stages: no pacing)", {{"TC_QUANT_BULK_PACE", "12"}}, true},
       {"pace=2 first=0", {{"TC_QUANT_BULK_PACE", "2"}, {"TC_QUANT_BULK_FIRST", "0"}}, true},
       {"pace=3 first=2", {{"TC_QUANT_BULK_PACE", "3"}, {"TC_QUANT_BULK_FIRST", "2"}}, true},
+      {"pace_kb=0 (Q4_K: PACE=2)", {{"TC_QUANT_BULK_PACE_KB", "0"}}, true},
+      {"pace_kb=200", {{"TC_QUANT_BULK_PACE_KB", "200"}}, true},
       {"ctas=2 pace=2", {{"TC_QUANT_BULK_CTAS", "2"}, {"TC_QUANT_BULK_PACE", "2"}}, false},
       {"stage_kb=32 (the earlier default)", {{"TC_QUANT_BULK_STAGE_KB", "32"}}, true},
       {"stage_kb=64", {{"TC_QUANT_BULK_STAGE_KB", "64"}}, true},
@@ -180,6 +182,36 @@ TEST(QuantCudaDecodeKnobs, BulkGemvStageChoice) {
   setenv("TC_QUANT_BULK_CTAS", "2", 1);  // two CTAs per SM: 32 KB stages
   EXPECT_EQ(rows(TC_DTYPE_Q4_0, 1, 22016, 4096), 8);
   unsetenv("TC_QUANT_BULK_CTAS");
+}
+
+// The stages in flight (needs no device: the host's choice): PACE=2 at M = 1 and 2 for Q4_0 and
+// Q4_K, at least 48 KB in flight for Q4_K at M = 1 (3 stages of 8 rows of 2304 bytes, 2 of 4
+// rows of 6192), Q8_0 unpaced; the knobs override.
+TEST(QuantCudaDecodeKnobs, BulkGemvPaceChoice) {
+  const auto pace = [](tc_dtype_t w, int M, int N, int K) {
+    return kq::gemv_bulk_pace(shape_args(w, M, N, K));
+  };
+  EXPECT_EQ(pace(TC_DTYPE_Q4_0, 1, 12288, 4096), 2);
+  EXPECT_EQ(pace(TC_DTYPE_Q4_0, 1, 4096, 4096), 2);
+  EXPECT_EQ(pace(TC_DTYPE_Q4_0, 1, 4096, 11008), 2);
+  EXPECT_EQ(pace(TC_DTYPE_Q4_K, 1, 12288, 4096), 3);
+  EXPECT_EQ(pace(TC_DTYPE_Q4_K, 1, 4096, 4096), 3);
+  EXPECT_EQ(pace(TC_DTYPE_Q4_K, 1, 4096, 11008), 2);
+  EXPECT_EQ(pace(TC_DTYPE_Q8_0, 1, 12288, 4096), 0);
+  EXPECT_EQ(pace(TC_DTYPE_Q4_0, 2, 12288, 4096), 2);
+  EXPECT_EQ(pace(TC_DTYPE_Q4_K, 2, 4096, 11008), 2);
+  EXPECT_EQ(pace(TC_DTYPE_Q8_0, 2, 12288, 4096), 0);
+  EXPECT_EQ(pace(TC_DTYPE_Q4_0, 3, 12288, 4096), 0);
+  setenv("TC_QUANT_BULK_PACE_KB", "0", 1);
+  EXPECT_EQ(pace(TC_DTYPE_Q4_K, 1, 12288, 4096), 2);
+  setenv("TC_QUANT_BULK_PACE_KB", "64", 1);
+  EXPECT_EQ(pace(TC_DTYPE_Q4_0, 1, 4096, 4096), 4);  // 18.4 KB stages
+  EXPECT_EQ(pace(TC_DTYPE_Q4_K, 1, 4096, 11008), 3);
+  unsetenv("TC_QUANT_BULK_PACE_KB");
+  setenv("TC_QUANT_BULK_PACE", "0", 1);
+  EXPECT_EQ(pace(TC_DTYPE_Q4_K, 1, 12288, 4096), 0);  // unpaced: no bytes rule
+  EXPECT_EQ(pace(TC_DTYPE_Q4_0, 2, 12288, 4096), 0);
+  unsetenv("TC_QUANT_BULK_PACE");
 }
 
 // Which launches take the 2-CTA cluster path (TC_QUANT_BULK_XCL / _XCL_K; needs no device: the

@@ -74,9 +74,11 @@ std::vector<LaunchCase> cases() {
 
 // The bulk GEMV's A/B knobs (gemv_quant_bulk.cu), cleared around every launch.
 constexpr const char* kKnobs[] = {
-    "TC_QUANT_BULK_CTAS",   "TC_QUANT_BULK_WARPS",  "TC_QUANT_BULK_XREG", "TC_QUANT_BULK_SMEM_KB",
-    "TC_QUANT_BULK_STAGES", "TC_QUANT_BULK_FIRST",  "TC_QUANT_BULK_RP",   "TC_QUANT_BULK_DOT",
-    "TC_QUANT_BULK_PACE",   "TC_QUANT_BULK_XPAIRS", "TC_QUANT_BULK_XCL",  "TC_QUANT_BULK_XCL_K"};
+    "TC_QUANT_BULK_CTAS",    "TC_QUANT_BULK_WARPS",  "TC_QUANT_BULK_XREG",
+    "TC_QUANT_BULK_SMEM_KB", "TC_QUANT_BULK_STAGES", "TC_QUANT_BULK_FIRST",
+    "TC_QUANT_BULK_RP",      "TC_QUANT_BULK_DOT",    "TC_QUANT_BULK_PACE",
+    "TC_QUANT_BULK_PACE_KB", "TC_QUANT_BULK_XPAIRS", "TC_QUANT_BULK_XCL",
+    "TC_QUANT_BULK_XCL_K"};
 
 TEST(QuantCudaLaunchers, EveryLauncherMatchesFloat64) {
   if (!tc_device_available(TC_DEVICE_CUDA)) GTEST_SKIP() << "no CUDA device";
