@@ -111,7 +111,7 @@ Config config(int M, tc_dtype_t w) {
   if (M > 1) {  // M > 1: registers for X
     Config c = one_cta(8, false);
     c.xpairs = xpairs;
-    // M = 2, Q4_0 / Q4_K: PACE=2 with FIRST=4 (7B step, X f16, H200 2026-11-30 11:18 UTC, two
+    // M = 2, Q4_0 / Q4_K: PACE=2 with FIRST=4 (7B step, X f16, H200 2026-11-30 10:57 UTC, two
     // runs each: Q4_0 1.535 / 1.535 ms against 1.603 / 1.612 unpaced, PACE 3 1.576, PACE 2
     // FIRST 0 1.562; Q4_K 1.609 / 1.610 against 1.667 / 1.669; Q8_0 slower paced: 2.248
     // against 2.130-2.135). Unmeasured at M = 3, 4 (launch_decode only): unpaced there.
@@ -132,7 +132,7 @@ Config config(int M, tc_dtype_t w) {
   Config c = one_cta(env_int(knobs::kQuantBulkWarps, 16) == 8 ? 8 : 16, w != TC_DTYPE_Q8_0);
   c.xreg = c.warps == 16 && env_int(knobs::kQuantBulkXreg, 1) == 1;
   // Q4_K: at least 48 KB in flight (3 of its 18 KB stages at K = 4096, 2 at K = 11008). 7B step,
-  // H200 2026-11-30 11:18 UTC, two runs each, ms: X f16 1.154 / 1.152 against 1.163 / 1.162
+  // H200 2026-11-30 10:57 UTC, two runs each, ms: X f16 1.154 / 1.152 against 1.163 / 1.162
   // (PACE=2), X f32 1.203 / 1.208 against 1.217 / 1.220; 64 KB 1.168-1.170, 96 KB 1.208-1.210.
   // Q4_0 (stages of 16 rows on its long shapes) even at 48 KB, slower at 64 and 96 KB (O and
   // down lose 0.3-0.5 us a launch: X's loads wait behind more bytes).
