@@ -46,8 +46,8 @@ struct XUnit {
 };
 
 // The unit's X as unit_dot<FMT, MT, N16> takes it: for the Q4_0 nibble dots (N16) the scales
-// over 16 and the sums times -8 ({d0 / 16, d1 / 16, -8 sum0, -8 sum1}), once per unit and lane
-// (X in registers) or row pair rather than once per row.
+// over 16 and the sums times -128 ({d0 / 16, d1 / 16, -128 sum0, -128 sum1}), once per unit and
+// lane (X in registers) or row pair rather than once per row.
 template <int FMT, int MT, bool N16>
 __device__ __forceinline__ void load_x(XUnit<MT>& x, int u, int U, int M,
                                        const int4* __restrict__ xq, const int4* __restrict__ xm) {
@@ -62,7 +62,7 @@ __device__ __forceinline__ void load_x(XUnit<MT>& x, int u, int U, int M,
     int4 xs = xm[m * U + u];
     if constexpr (FMT == kQ4_0 && N16) {
       xs = make_int4(__float_as_int(__int_as_float(xs.x) * 0.0625f),
-                     __float_as_int(__int_as_float(xs.y) * 0.0625f), -8 * xs.z, -8 * xs.w);
+                     __float_as_int(__int_as_float(xs.y) * 0.0625f), -128 * xs.z, -128 * xs.w);
     }
     x.s[m] = xs;
   }
@@ -90,12 +90,14 @@ __device__ __forceinline__ void unit_dot(const uint8_t* row, int u, int M, const
       if (m > 0 && m >= M) break;
       const int4 x0 = x.c[m][0], x1 = x.c[m][1], x2 = x.c[m][2], x3 = x.c[m][3], xs = x.s[m];
       // Element e < 16 of a block is the low nibble of qs[e], e >= 16 the high one of qs[e-16].
-      if constexpr (N16) {  // 16 (lo - 8 sum) + 16 hi, X as load_x<kQ4_0, MT, true> gives it
-        int s0 = dot4(x0, q0[0] & kM4, q0[1] & kM4, q0[2] & kM4, q0[3] & kM4, xs.z);
-        s0 = dot4_hi(x1, q0[0], q0[1], q0[2], q0[3], s0 * 16);
-        int s1 = dot4(x2, w[5] & kM4, w[6] & kM4, w[7] & kM4, w[8] & kM4, xs.w);
-        s1 = dot4_hi(x3, w[5], w[6], w[7], w[8], s1 * 16);
-        acc[m] += d0 * __int_as_float(xs.x) * float(s0) + d1 * __int_as_float(xs.y) * float(s1);
+      if constexpr (N16) {  // 16 lo + 16 hi - 128 sum, X as load_x<kQ4_0, MT, true> gives it
+        // (two independent chains per block, joined by one multiply-add)
+        const int l0 = dot4(x0, q0[0] & kM4, q0[1] & kM4, q0[2] & kM4, q0[3] & kM4, 0);
+        const int s0 = l0 * 16 + dot4_hi(x1, q0[0], q0[1], q0[2], q0[3], xs.z);
+        const int l1 = dot4(x2, w[5] & kM4, w[6] & kM4, w[7] & kM4, w[8] & kM4, 0);
+        const int s1 = l1 * 16 + dot4_hi(x3, w[5], w[6], w[7], w[8], xs.w);
+        acc[m] = fmaf(d1 * __int_as_float(xs.y), float(s1),
+                      fmaf(d0 * __int_as_float(xs.x), float(s0), acc[m]));
         continue;
       }
       int s0 = dot4(x0, q0[0] & kM4, q0[1] & kM4, q0[2] & kM4, q0[3] & kM4, 0);
@@ -103,8 +105,8 @@ __device__ __forceinline__ void unit_dot(const uint8_t* row, int u, int M, const
                 s0);
       int s1 = dot4(x2, w[5] & kM4, w[6] & kM4, w[7] & kM4, w[8] & kM4, 0);
       s1 = dot4(x3, (w[5] >> 4) & kM4, (w[6] >> 4) & kM4, (w[7] >> 4) & kM4, (w[8] >> 4) & kM4, s1);
-      acc[m] += d0 * __int_as_float(xs.x) * float(s0 - 8 * xs.z) +
-                d1 * __int_as_float(xs.y) * float(s1 - 8 * xs.w);
+      acc[m] = fmaf(d1 * __int_as_float(xs.y), float(s1 - 8 * xs.w),
+                    fmaf(d0 * __int_as_float(xs.x), float(s0 - 8 * xs.z), acc[m]));
     }
   } else if constexpr (FMT == kQ8_0) {  // blocks 2u (bytes 0..33) and 2u+1 (34..67)
     const uint32_t* p = reinterpret_cast<const uint32_t*>(row + 68 * u);
@@ -123,7 +125,8 @@ __device__ __forceinline__ void unit_dot(const uint8_t* row, int u, int M, const
       s0 = dot4(x1, q0[4], q0[5], q0[6], q0[7], s0);
       int s1 = dot4(x2, w[9], w[10], w[11], w[12], 0);
       s1 = dot4(x3, w[13], w[14], w[15], w[16], s1);
-      acc[m] += d0 * __int_as_float(xs.x) * float(s0) + d1 * __int_as_float(xs.y) * float(s1);
+      acc[m] = fmaf(d1 * __int_as_float(xs.y), float(s1),
+                    fmaf(d0 * __int_as_float(xs.x), float(s0), acc[m]));
     }
   } else {  // Q4_K: super-block u / 4, chunk c = u % 4: sub-blocks 2c (low), 2c + 1 (high)
     const uint8_t* blk = row + 144 * (u >> 2);
