@@ -83,7 +83,8 @@ int env_int(knobs::Id knob, int fallback) {
 // stages in flight: it waits for stage s - d to land, so X's loads, which queue behind the
 // copies in flight, wait for d stages at most while the ring still fills during X's
 // quantization; FIRST stops the stream there instead; 0: no pacing), TC_QUANT_BULK_PACE_KB=n
-// (paced: enough stages in flight for n KB, at least PACE; pace_of()).
+// (paced: enough stages in flight for n KB, at least PACE, below the ring's stages; pace_of():
+// for Q4_K at M = 1 the 48 KB default raises a smaller PACE, so PACE 1 there needs PACE_KB=0).
 // Defaults: M = 1 Q4_0 / Q4_K PACE=2 FIRST=0 (Q4_K: PACE_KB=48, config()) (7B step, H200 22:10 UTC:
 // Q4_0 1.221 ms against 1.267 with FIRST=4, Q4_K 1.338 against 1.402; PACE=2 FIRST=4 1.231 / 1.348,
 // PACE=3 FIRST=0 1.227 / 1.356; 22:28 UTC: PACE 1 1.471 / 1.570, PACE 4 1.263 / 1.390); elsewhere
@@ -131,7 +132,8 @@ Config config(int M, tc_dtype_t w) {
   }
   Config c = one_cta(env_int(knobs::kQuantBulkWarps, 16) == 8 ? 8 : 16, w != TC_DTYPE_Q8_0);
   c.xreg = c.warps == 16 && env_int(knobs::kQuantBulkXreg, 1) == 1;
-  // Q4_K: at least 48 KB in flight (3 of its 18 KB stages at K = 4096, 2 at K = 11008). 7B step,
+  // Q4_K: at least 48 KB in flight (3 of its 18 KB stages at K = 4096, 2 of its 24 KB stages at
+  // K = 11008; small K, e.g. 256, gets S - 1 stages: not measured). 7B step,
   // H200 2026-11-30 10:57 UTC, two runs each, ms: X f16 1.154 / 1.152 against 1.163 / 1.162
   // (PACE=2), X f32 1.203 / 1.208 against 1.217 / 1.220; 64 KB 1.168-1.170, 96 KB 1.208-1.210.
   // Q4_0 (stages of 16 rows on its long shapes) even at 48 KB, slower at 64 and 96 KB (O and
@@ -182,13 +184,14 @@ size_t stage_cap(const Args& a, const Config& c) {
   return size_t(wide ? 64 : 32) * 1024;
 }
 
-// The stages in flight of a paced stream: Config::pace, or with pace_kb enough stages for
-// pace_kb KB (a shape of small stages, 8 rows of 2304 bytes, keeps as many bytes in flight as
-// one of 16 rows), at most the ring.
+// The stages in flight of a paced stream: Config::pace, or with pace_kb at least the stages
+// for pace_kb KB (small stages, e.g. Q4_K's 8 rows of 2304 bytes, then keep about as many bytes
+// in flight as 16-row stages at PACE 2), but fewer than the ring's S stages: the byte rule never
+// turns pacing off (a pace >= S is unpaced in the kernel).
 int pace_of(const Config& c, size_t stage, int S) {
   if (c.pace <= 0 || c.pace_kb <= 0) return c.pace;
-  const size_t want = size_t(c.pace_kb) * 1024;
-  return std::clamp(int((want + stage - 1) / stage), c.pace, std::max(S, c.pace));
+  const int want = int((size_t(c.pace_kb) * 1024 + stage - 1) / stage);
+  return std::max(c.pace, std::min(want, S - 1));
 }
 
 Geo geometry(const Args& a, int mt, const Config& c) {

@@ -200,9 +200,9 @@ struct XItem {
   int sum;
 };
 // One item's words as loaded: f32 X r[0..3]; half X r[0..1]; Q8_0 X the codes' words (see
-// x_load_q8) in r[0] and r[1].x, the scale's bits in r[1].y and the codes' byte offset within
-// the first word (0 or 2) in r[1].z. All zero for an item past the end: x_finish then gives
-// values 0, amax 0 and sum 0 (the shuffles of x_store read them).
+// x_load_q8) in r[0] and r[1].x, the scale's bits in r[1].y and the funnel shift that takes
+// the codes out of the words (in bits: 0 or 16) in r[1].z. All zero for an item past the end:
+// x_finish then gives values 0, amax 0 and sum 0 (the shuffles of x_store read them).
 struct XRaw {
   uint4 r[4];
 };

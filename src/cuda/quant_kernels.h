@@ -77,8 +77,8 @@ TC_QUANT_LAUNCH int gemv_bulk_cluster(const Args& a);
 // The weight rows of one stage launch_gemv_bulk uses for `a` (stage_cap: 64 KB stages for Q4_0's
 // long batch-1 shapes, TC_QUANT_BULK_STAGE_KB), for the tests.
 TC_QUANT_LAUNCH int gemv_bulk_stage_rows(const Args& a);
-// The stages launch_gemv_bulk keeps in flight for `a` (0: unpaced; TC_QUANT_BULK_PACE,
-// TC_QUANT_BULK_PACE_KB), for the tests.
+// The stages launch_gemv_bulk keeps in flight for `a` (0, or the ring's stages or more:
+// unpaced; TC_QUANT_BULK_PACE, TC_QUANT_BULK_PACE_KB), for the tests.
 TC_QUANT_LAUNCH int gemv_bulk_pace(const Args& a);
 
 // Decode GEMV, M <= 8, f32 activations quantized per 32 to int8 inside the kernel (dp4a):

@@ -113,7 +113,10 @@ TEST(QuantCudaDecodeKnobs, BulkGemvXPairsGiveTheSameBits) {
       {"pace=2 first=0", {{"TC_QUANT_BULK_PACE", "2"}, {"TC_QUANT_BULK_FIRST", "0"}}, true},
       {"pace=3 first=2", {{"TC_QUANT_BULK_PACE", "3"}, {"TC_QUANT_BULK_FIRST", "2"}}, true},
       {"pace_kb=0 (Q4_K: PACE=2)", {{"TC_QUANT_BULK_PACE_KB", "0"}}, true},
-      {"pace_kb=200", {{"TC_QUANT_BULK_PACE_KB", "200"}}, true},
+      {"pace=1 pace_kb=0 (Q4_K: PACE=1)",
+       {{"TC_QUANT_BULK_PACE", "1"}, {"TC_QUANT_BULK_PACE_KB", "0"}},
+       true},
+      {"pace_kb=64 (4 stages of 18 KB)", {{"TC_QUANT_BULK_PACE_KB", "64"}}, true},
       {"ctas=2 pace=2", {{"TC_QUANT_BULK_CTAS", "2"}, {"TC_QUANT_BULK_PACE", "2"}}, false},
       {"stage_kb=32 (the earlier default)", {{"TC_QUANT_BULK_STAGE_KB", "32"}}, true},
       {"stage_kb=64", {{"TC_QUANT_BULK_STAGE_KB", "64"}}, true},
@@ -188,6 +191,10 @@ TEST(QuantCudaDecodeKnobs, BulkGemvStageChoice) {
 // Q4_K, at least 48 KB in flight for Q4_K at M = 1 (3 stages of 8 rows of 2304 bytes, 2 of 4
 // rows of 6192), Q8_0 unpaced; the knobs override.
 TEST(QuantCudaDecodeKnobs, BulkGemvPaceChoice) {
+  for (const char* k : {"TC_QUANT_BULK_PACE", "TC_QUANT_BULK_PACE_KB", "TC_QUANT_BULK_STAGES",
+                        "TC_QUANT_BULK_STAGE_KB", "TC_QUANT_BULK_SMEM_KB", "TC_QUANT_BULK_CTAS",
+                        "TC_QUANT_BULK_WARPS"})
+    unsetenv(k);
   const auto pace = [](tc_dtype_t w, int M, int N, int K) {
     return kq::gemv_bulk_pace(shape_args(w, M, N, K));
   };
@@ -197,6 +204,7 @@ TEST(QuantCudaDecodeKnobs, BulkGemvPaceChoice) {
   EXPECT_EQ(pace(TC_DTYPE_Q4_K, 1, 12288, 4096), 3);
   EXPECT_EQ(pace(TC_DTYPE_Q4_K, 1, 4096, 4096), 3);
   EXPECT_EQ(pace(TC_DTYPE_Q4_K, 1, 4096, 11008), 2);
+  EXPECT_EQ(pace(TC_DTYPE_Q4_K, 1, 4096, 256), 7);  // 32 rows of 144 bytes: 11 wanted, S - 1
   EXPECT_EQ(pace(TC_DTYPE_Q8_0, 1, 12288, 4096), 0);
   EXPECT_EQ(pace(TC_DTYPE_Q4_0, 2, 12288, 4096), 2);
   EXPECT_EQ(pace(TC_DTYPE_Q4_K, 2, 4096, 11008), 2);
