@@ -1,7 +1,8 @@
 // The bulk GEMV's kernel (gemv_quant_bulk.cu launches it; the file comment there says how it
 // works): per CTA one producer lane streaming whole weight rows into a ring of shared-memory
-// stages, consumer warps quantizing X and dotting rows (gemv_quant_bulk_units.cuh), the
-// barriers' layout shared with the host's geometry (kHead, kMaxStages, stage_groups).
+// stages, consumer warps quantizing X (gemv_quant_bulk_x.cuh) and dotting rows
+// (gemv_quant_bulk_units.cuh), the barriers' layout shared with the host's geometry (kHead,
+// kMaxStages, stage_groups).
 #pragma once
 
 #include <cuda_runtime.h>
@@ -10,6 +11,7 @@
 
 #include "cuda/gemv_quant_bulk_trace.cuh"
 #include "cuda/gemv_quant_bulk_units.cuh"
+#include "cuda/gemv_quant_bulk_x.cuh"
 #include "cuda/quant_bulk.cuh"
 
 namespace tc::cuda::quant::bulk_gemv {
