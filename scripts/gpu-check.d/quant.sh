@@ -63,4 +63,34 @@ rc=$?
 # launched back to back under PDL as in decode) and the prefill cells.
 grep -E "copy bandwidth|bulk\+pdl|prefill|act8|dequant" "$OUT/quant_kernels.txt" | head -60
 [[ $rc -ne 0 ]] && echo "tc bench quant exit $rc (124 = timed out)"
+# The issue's kernel targets, from the JSON, per format and X (f32 / f16), the best kernel of
+# each: M = 1 rotated 14336x4096 and 4096x4096 at >= 85% of the copy bandwidth measured in the
+# run; M = 1 on the hot shape (W 4096x14336, L2-resident) >= 1.5x llama.cpp's time (its own
+# harness, H200 2026-11-29: Q4_0 14.6, Q8_0 22.9, Q4_K 16.3 us); prefill M = 512 >= 0.7x f16.
+python3 - "$OUT/quant_kernels.json" <<'PY' 2>/dev/null || echo "quant: no kernels JSON"
+import json, sys
+d = json.load(open(sys.argv[1]))
+llama = {"q4_0": 14.6, "q8_0": 22.9, "q4_k": 16.3}
+for fmt in ("q4_0", "q8_0", "q4_k"):
+    for x in ("f32", "f16"):
+        cells = [c for c in d["decode"] if c["format"] == fmt and c["M"] == 1 and c["x"] == x]
+        if not cells:
+            continue
+        parts = []
+        for shape in ("rotated 14336x4096", "rotated 4096x4096"):
+            best = max((c["gbps"] for c in cells if c["shape"] == shape), default=0.0)
+            if best > 0:
+                pct = 100 * best / d["copy_gbps"]
+                parts.append(f"{shape} {pct:.1f}% of copy ({'ok' if pct >= 85 else 'not yet'} 85%)")
+        hot = min((c["us"] for c in cells if c["shape"] == "hot 4096x14336"), default=0.0)
+        if hot > 0:
+            r = llama[fmt] / hot
+            parts.append(f"hot {hot:.1f} us, {r:.2f}x llama.cpp ({'ok' if r >= 1.5 else 'not yet'} 1.5x)")
+        print(f"quant target {fmt} GEMV (X {x}): " + "; ".join(parts))
+for c in d.get("prefill", []):
+    if c.get("act8") and c.get("f16_tflops"):
+        r = c["tflops"] / c["f16_tflops"]
+        print(f"quant target {c['format']} prefill M=512: {c['tflops']:.0f} TFLOP/s, {r:.2f}x f16"
+              + (f" ({'ok' if r >= 0.7 else 'not yet'} 0.7x)" if c["format"] != "q8_0" else ""))
+PY
 exit 0
