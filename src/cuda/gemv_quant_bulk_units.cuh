@@ -37,6 +37,30 @@ __device__ __forceinline__ int dot4_hi(int4 x, uint32_t a, uint32_t b, uint32_t 
   return dp4a_us(d & kH4, x.w, s);
 }
 
+// Q4_K chunk c's sub-block scales and mins, 2c in sc0 / m0 and 2c + 1 in sc1 / m1, from the
+// super-block's first 16 bytes (d, dmin, scales[12] in head.y, .z, .w): q4k_scale_min_words' two
+// cases (c < 2 and c >= 2 read different bytes) as selects on packed byte pairs, so a warp whose
+// lanes hold different chunks does not diverge.
+__device__ __forceinline__ void q4k_scale_min_pair(int c, uint4 head, int& sc0, int& sc1, int& m0,
+                                                   int& m1) {
+  const int hs = 16 * (c & 1);
+  const bool lo = c < 2;
+  const uint32_t a = (lo ? head.y : head.w) >> hs, b = (lo ? head.z : head.w) >> hs;
+  const uint32_t sc = lo ? a & 0x3F3Fu : (a & 0x0F0Fu) | ((head.y >> hs >> 2) & 0x3030u);
+  const uint32_t mn = lo ? b & 0x3F3Fu : ((b >> 4) & 0x0F0Fu) | ((head.z >> hs >> 2) & 0x3030u);
+  sc0 = int(sc & 255u);
+  sc1 = int(sc >> 8);
+  m0 = int(mn & 255u);
+  m1 = int(mn >> 8);
+}
+
+// Q4_K: the low-nibble dot of a chunk (its sub-block 2c: the low nibbles of the 32 bytes qa, qb)
+// with X's words x0, x1.
+__device__ __forceinline__ int q4k_lo_dot(int4 x0, int4 x1, uint4 qa, uint4 qb) {
+  const int s = dot4(x0, qa.x & kM4, qa.y & kM4, qa.z & kM4, qa.w & kM4, 0);
+  return dot4(x1, qb.x & kM4, qb.y & kM4, qb.z & kM4, qb.w & kM4, s);
+}
+
 // X rows 0..MT-1 at unit u, held in registers while the warp dots them with two weight rows.
 template <int MT>
 struct XUnit {
@@ -135,21 +159,13 @@ __device__ __forceinline__ void unit_dot(const uint8_t* row, int u, int M, const
     const uint4 qb = *reinterpret_cast<const uint4*>(blk + 32 + 32 * c);
     const float d = h2f(uint16_t(head.x)), dmin = h2f(uint16_t(head.x >> 16));
     if constexpr (N16) {
-      // Sub-blocks 2c and 2c + 1's 6-bit scales and mins (bytes 0 and 1 of sc and mn), with
-      // selects instead of a branch on the lane's c (q4k_scale_min_words' two cases: c < 2 and
-      // c >= 2 read different bytes of scales[12] = head.y, .z, .w).
-      const int hs = 16 * (c & 1);
-      const bool lo = c < 2;
-      const uint32_t a = (lo ? head.y : head.w) >> hs, b = (lo ? head.z : head.w) >> hs;
-      const uint32_t sc = lo ? a & 0x3F3Fu : (a & 0x0F0Fu) | ((head.y >> hs >> 2) & 0x3030u);
-      const uint32_t mn = lo ? b & 0x3F3Fu : ((b >> 4) & 0x0F0Fu) | ((head.z >> hs >> 2) & 0x3030u);
-      const int sc0 = int(sc & 255u), sc1 = int(sc >> 8), m0 = int(mn & 255u), m1 = int(mn >> 8);
+      int sc0, sc1, m0, m1;
+      q4k_scale_min_pair(c, head, sc0, sc1, m0, m1);
 #pragma unroll
       for (int m = 0; m < MT; ++m) {
         if (m > 0 && m >= M) break;
         const int4 x0 = x.c[m][0], x1 = x.c[m][1], x2 = x.c[m][2], x3 = x.c[m][3], xs = x.s[m];
-        int s0 = dot4(x0, qa.x & kM4, qa.y & kM4, qa.z & kM4, qa.w & kM4, 0);
-        s0 = dot4(x1, qb.x & kM4, qb.y & kM4, qb.z & kM4, qb.w & kM4, s0);
+        const int s0 = q4k_lo_dot(x0, x1, qa, qb);
         int s1 = dot4_hi(x2, qa.x, qa.y, qa.z, qa.w, 0);  // 16 x the high nibbles' dot
         s1 = dot4_hi(x3, qb.x, qb.y, qb.z, qb.w, s1);
         // Scales and mins times the integer dots and sums stay integers (exact in f32: below
@@ -170,8 +186,7 @@ __device__ __forceinline__ void unit_dot(const uint8_t* row, int u, int M, const
     for (int m = 0; m < MT; ++m) {
       if (m > 0 && m >= M) break;
       const int4 x0 = x.c[m][0], x1 = x.c[m][1], x2 = x.c[m][2], x3 = x.c[m][3], xs = x.s[m];
-      int s0 = dot4(x0, qa.x & kM4, qa.y & kM4, qa.z & kM4, qa.w & kM4, 0);
-      s0 = dot4(x1, qb.x & kM4, qb.y & kM4, qb.z & kM4, qb.w & kM4, s0);
+      const int s0 = q4k_lo_dot(x0, x1, qa, qb);
       int s1 =
           dot4(x2, (qa.x >> 4) & kM4, (qa.y >> 4) & kM4, (qa.z >> 4) & kM4, (qa.w >> 4) & kM4, 0);
       s1 = dot4(x3, (qb.x >> 4) & kM4, (qb.y >> 4) & kM4, (qb.z >> 4) & kM4, (qb.w >> 4) & kM4, s1);
