@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "cuda/quant_kernels.h"
+#include "quant_api_util.h"
 #include "quant_test_util.h"
 
 namespace tc::quant_test {
@@ -84,6 +85,33 @@ inline std::vector<float> run_bulk(const LaunchCase& c, const DevMem& w, const v
   EXPECT_EQ(cudaMemcpyAsync(got.data(), y.p, ny * 4, cudaMemcpyDeviceToHost, st), cudaSuccess);
   EXPECT_EQ(cudaStreamSynchronize(st), cudaSuccess);
   return got;
+}
+
+// The bulk GEMV on X of type xt at `x` gives the bits of the f32 launch on `xf` (the same values
+// widened or dequantized to f32) and is within `bound` of float64 (`ref`): on the default path
+// and with X by halves over 2-CTA clusters at every K (M = 1), PDL off and on; `what` names the
+// case in the messages (test_quant_cuda_bulk_xhalf.cpp, _xq8.cpp).
+inline void expect_bulk_bits_of_f32(const LaunchCase& c, const DevMem& w, const void* x,
+                                    tc_dtype_t xt, const void* xf, const std::vector<double>& ref,
+                                    double bound, const std::string& what, const DevMem& y,
+                                    cudaStream_t st) {
+  const char* xcl[][2] = {{"", ""}, {"2", "0"}};
+  for (const auto& k : xcl) {
+    if (*k[0] && c.M != 1) continue;
+    set_knob("TC_QUANT_BULK_XCL", k[0]);
+    set_knob("TC_QUANT_BULK_XCL_K", k[1]);
+    for (const bool pdl : {false, true}) {
+      const std::string at = what + " w=" + std::to_string(c.w) + " M=" + std::to_string(c.M) +
+                             " N=" + std::to_string(c.N) + " K=" + std::to_string(c.K) +
+                             " xcl=" + k[0] + " pdl=" + std::to_string(pdl);
+      const std::vector<float> want = run_bulk(c, w, xf, TC_DTYPE_F32, y, pdl, st);
+      const std::vector<float> got = run_bulk(c, w, x, xt, y, pdl, st);
+      EXPECT_TRUE(same_bits(got, want)) << at;
+      EXPECT_LE(rms_scaled(got, ref), bound) << at;
+    }
+  }
+  set_knob("TC_QUANT_BULK_XCL", "");
+  set_knob("TC_QUANT_BULK_XCL_K", "");
 }
 
 // Kernel nodes of the graph captured from `queue` on `cs`; -1 on a capture failure.

@@ -37,8 +37,6 @@ TEST(QuantCudaHalfX, BulkGemvGivesTheBitsOfTheWidenedX) {
                               {TC_DTYPE_Q4_K, 1, 131, 4096}, {TC_DTYPE_Q4_K, 1, 67, 11008},
                               {TC_DTYPE_Q4_0, 2, 131, 2048}, {TC_DTYPE_Q8_0, 3, 67, 4096},
                               {TC_DTYPE_Q4_K, 4, 67, 1024},  {TC_DTYPE_Q4_0, 1, 1031, 256}};
-  // The default path, and X by halves over 2-CTA clusters at every K (M = 1).
-  const char* xcl[][2] = {{"", ""}, {"2", "0"}};
   uint32_t seed = 9700;
   for (const LaunchCase& c : cases) {
     const Weights wt = make_weights(c.w, c.N, c.K, seed++);
@@ -52,23 +50,8 @@ TEST(QuantCudaHalfX, BulkGemvGivesTheBitsOfTheWidenedX) {
       ASSERT_EQ(cudaMemcpy(xf.p, x.widened.data(), x.widened.bytes(), cudaMemcpyHostToDevice),
                 cudaSuccess);
       const std::vector<double> ref = reference(wt, x.widened, c.M, c.N, c.K);
-      for (const auto& k : xcl) {
-        if (*k[0] && c.M != 1) continue;
-        set_knob("TC_QUANT_BULK_XCL", k[0]);
-        set_knob("TC_QUANT_BULK_XCL_K", k[1]);
-        for (const bool pdl : {false, true}) {
-          const std::string at = std::string(xt == TC_DTYPE_F16 ? "f16" : "bf16") +
-                                 " w=" + std::to_string(c.w) + " M=" + std::to_string(c.M) +
-                                 " N=" + std::to_string(c.N) + " K=" + std::to_string(c.K) +
-                                 " xcl=" + k[0] + " pdl=" + std::to_string(pdl);
-          const std::vector<float> want = run_bulk(c, w, xf.p, TC_DTYPE_F32, y, pdl, st);
-          const std::vector<float> got = run_bulk(c, w, xh.p, xt, y, pdl, st);
-          EXPECT_TRUE(same_bits(got, want)) << at;
-          EXPECT_LE(rms_scaled(got, ref), 5e-3) << at;
-        }
-      }
-      set_knob("TC_QUANT_BULK_XCL", "");
-      set_knob("TC_QUANT_BULK_XCL_K", "");
+      expect_bulk_bits_of_f32(c, w, xh.p, xt, xf.p, ref, 5e-3, xt == TC_DTYPE_F16 ? "f16" : "bf16",
+                              y, st);
     }
   }
   cudaStreamDestroy(st);
