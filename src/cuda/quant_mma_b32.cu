@@ -165,6 +165,7 @@ tc_status_t launch_cfg(const Args& a, const Geo& g, cudaStream_t s) {
     pdl = true;  // W streams in while the conversion runs
   }
   const dim3 grid = cluster ? dim3(g.splits, g.tiles) : dim3(g.tiles, g.splits);
+  p.trace = bulk_trace::slot(a.N, a.K, int(grid.x * grid.y), 10 + C::FMT);
   const cudaError_t e = launch_ex(kernel, grid, dim3(C::kThreads), C::kSmem, s,
                                   cluster ? g.splits : 1, pdl, map_x, map_w, p);
   return e == cudaSuccess ? TC_SUCCESS : cuda_fail(e, "quant b32 wgmma kernel launch");

@@ -74,7 +74,8 @@ __device__ __forceinline__ void consume_nothing(mbarrier* full, mbarrier* empty,
 template <class C>
 __device__ __forceinline__ void consume(uint8_t* xs, uint8_t* ws, const uint8_t* ss, mbarrier* full,
                                         mbarrier* empty, mbarrier* sfull, mbarrier* xfull, bool xin,
-                                        int kb0, int nk, float (&d)[C::NX / 2]) {
+                                        int kb0, int nk, float (&d)[C::NX / 2],
+                                        unsigned long long* tr = nullptr) {
   constexpr int FMT = C::FMT, S = C::kStages;
   const int cw = threadIdx.x / 128 - 1, t = threadIdx.x % 128;
   const int c = t % 4, row = 64 * cw + 16 * (t / 32) + (t % 32) / 4;
@@ -83,6 +84,7 @@ __device__ __forceinline__ void consume(uint8_t* xs, uint8_t* ws, const uint8_t*
     const int stage = kb % S, kg = kb0 + kb;
     mbar_wait(&full[stage], (kb / S) & 1);
     if (xin) mbar_wait(&xfull[stage], (kb / S) & 1);
+    if (tr && kb == 0 && threadIdx.x == 128) tr[2] = tr[3] = bulk_trace::now_ns();
     // Where the stage begins in its W rows: Q4_0 / Q8_0 one-stage boxes start at 72 kg /
     // 136 kg rounded down to 16 bytes, pair boxes at the stage (C::w_off); Q4_K's at a
     // block's start or its byte 64 (qs from byte 16 of the box).

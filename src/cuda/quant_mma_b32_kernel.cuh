@@ -45,6 +45,7 @@
 
 #include <cstdint>
 
+#include "cuda/gemv_quant_bulk_trace.cuh"
 #include "cuda/quant_mma_b32_cluster.cuh"
 #include "cuda/quant_mma_b32_consumer.cuh"
 #include "cuda/quant_mma_b32_helpers.cuh"
@@ -131,6 +132,11 @@ struct Params {
   // 2 (=w) the same without X's copies (where the convert kernel's X is copied by TMA).
   int stream_only = 0;
   int xk = kXF32;  // X's element kind (XKind: f32, f16, bf16; quant_dequant.cuh)
+  // TC_QUANT_BULK_TRACE (diagnostics, gemv_quant_bulk_trace.cuh's rows, format 10 + FMT): per
+  // CTA 0 start, 1 after the grid dependency wait, 2 = 3 the first stage seen by consumer
+  // thread 128, 4 the last warp done (after the epilogue), 5 the last copy issued, 6 SM id |
+  // tile << 32 | split << 48, 7 the last consumer warp's MMA loop done (before the epilogue).
+  unsigned long long* trace = nullptr;
 };
 
 template <class C>
@@ -152,6 +158,12 @@ __global__ void __launch_bounds__(C::kThreads, 1)
   const int tile = P.cluster ? blockIdx.y : blockIdx.x, split = P.cluster ? blockIdx.x : blockIdx.y;
   const int n0 = tile * C::kRows, kb0 = split * P.per;
   const int nk = min(P.per, P.K / kBK - kb0);
+  unsigned long long* tr =
+      P.trace ? P.trace + size_t(blockIdx.y * gridDim.x + blockIdx.x) * 8 : nullptr;
+  if (tr && threadIdx.x == 0) {
+    tr[0] = bulk_trace::now_ns();
+    tr[6] = bulk_trace::smid() | (uint64_t(tile) << 32) | (uint64_t(split) << 48);
+  }
   if (threadIdx.x == 0) {
     if (!P.xin) tma_prefetch_map(&map_x);
     tma_prefetch_map(&map_w);
@@ -172,7 +184,8 @@ __global__ void __launch_bounds__(C::kThreads, 1)
   if (consumer && P.stream_only) {
     consume_nothing<C>(full, empty, sfull, xfull, P.xin, nk, d);
   } else if (consumer) {
-    consume<C>(xs, ws, ss, full, empty, sfull, xfull, P.xin, kb0, nk, d);
+    consume<C>(xs, ws, ss, full, empty, sfull, xfull, P.xin, kb0, nk, d, tr);
+    if (tr && threadIdx.x % 32 == 0) atomicMax(&tr[7], bulk_trace::now_ns());
   } else if (tid >= C::kHelperFirst) {
     helpers<C>(P, xs, ws, ss, full, empty, sfull, xfull, kb0, nk, tid - C::kHelperFirst);
   } else if (tid == 0) {
@@ -207,6 +220,7 @@ __global__ void __launch_bounds__(C::kThreads, 1)
       if (kb % U == 0) load_w(kb);
     }
     grid_dep_wait();  // X (the convert kernel's without P.xin) and Y, the workspace
+    if (tr) tr[1] = bulk_trace::now_ns();
     if (copy_x)
       for (int kb = 0; kb < pre; ++kb) load_x(kb);
     // At most S - U stages a batch: the consumers release stage j while they work on j + 1,
@@ -223,11 +237,13 @@ __global__ void __launch_bounds__(C::kThreads, 1)
         if (copy_x) load_x(j);
       }
     }
+    if (tr) tr[5] = bulk_trace::now_ns();
   }
   if (P.cluster)
     finish_cluster<C>(P, d, consumer, smem, tile);
   else
     finish<C>(P, d, consumer, flag, tile, split);
+  if (tr && threadIdx.x % 32 == 0) atomicMax(&tr[4], bulk_trace::now_ns());
 #endif
 }
 
