@@ -106,12 +106,13 @@ bool cluster_fits(const Geo& g) {
 
 template <class C>
 tc_status_t launch_cfg(const Args& a, const Geo& g, cudaStream_t s) {
-  // X given in f16, where the kernel takes X as it is (no Q4_0 1/16 at k 16..31): its TMA boxes
-  // read the caller's X [M][K] itself, the layout the convert kernel writes, so that launch and
-  // its dependency hop go (TC_QUANT_B32_CONVERT=always keeps them, A/B; the same bits).
+  // X given in f16, which the kernel takes as it is (every format since Q4_0's decode stopped
+  // needing X / 16 at k 16..31, q4_0_frags_inplace): its TMA boxes read the caller's X [M][K]
+  // itself, the layout the convert kernel writes, so that launch and its dependency hop go
+  // (TC_QUANT_B32_CONVERT=always keeps them, A/B; the same bits).
   const char* conv = tc::knobs::get(tc::knobs::kQuantB32Convert);  // quant_mma_b32_convert.cuh
-  const bool direct = !g.xin && a.x_dtype == TC_DTYPE_F16 && C::FMT != kQ4_0 &&
-                      !(conv && std::strcmp(conv, "always") == 0);
+  const bool direct =
+      !g.xin && a.x_dtype == TC_DTYPE_F16 && !(conv && std::strcmp(conv, "always") == 0);
   TmaMap map_x, map_w;
   std::memset(&map_x, 0, sizeof map_x);  // not read with g.xin
   if ((!g.xin && !tma_encode_3d(&map_x, direct ? a.x : a.work, 2, uint64_t(a.K), uint64_t(a.M), 1,
@@ -157,10 +158,9 @@ tc_status_t launch_cfg(const Args& a, const Geo& g, cudaStream_t s) {
             ? launch_ex(b32::convert_x_resident_kernel,
                         dim3(std::min<uint32_t>((total8 + per_cta - 1) / per_cta,
                                                 uint32_t(std::max(1, sm_count())))),
-                        dim3(b32::kConvThreads), 0, s, 1, a.pdl, a.x, p.xk, total8, out,
-                        C::FMT == kQ4_0)
+                        dim3(b32::kConvThreads), 0, s, 1, a.pdl, a.x, p.xk, total8, out)
             : launch_ex(b32::convert_x_kernel, dim3((total8 + 255) / 256), dim3(256), 0, s, 1,
-                        a.pdl, a.x, p.xk, total8, out, C::FMT == kQ4_0);
+                        a.pdl, a.x, p.xk, total8, out);
     if (e != cudaSuccess) return cuda_fail(e, "quant b32 convert-X kernel launch");
     pdl = true;  // W streams in while the conversion runs
   }

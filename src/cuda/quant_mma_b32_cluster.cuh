@@ -16,6 +16,7 @@
 
 #include <cstdint>
 
+#include "cuda/gemv_quant_bulk_trace.cuh"
 #include "cuda/quant_mma_b32_fixup.cuh"
 #include "cuda/tile/mbarrier.cuh"
 
@@ -57,7 +58,9 @@ __device__ __forceinline__ void finish_cluster(const Params& P, const float (&d)
       red[(mb + 8 * (r >> 2) + (r & 1)) * kPitch + rr + 8 * ((r >> 1) & 1)] = d[r];
   }
   __syncwarp();
-  tc::tile::cluster_sync();  // every rank's partial is in its shared memory
+  tc::tile::cluster_sync();         // every rank's partial is in its shared memory
+  if (P.trace && threadIdx.x == 0)  // trace word 3: the cluster's partials are all written
+    P.trace[size_t(blockIdx.y * gridDim.x + blockIdx.x) * 8 + 3] = bulk_trace::now_ns();
   const int n0 = tile * C::kRows, rows = min(C::kRows, P.N - n0), mm = min(P.M, C::NX);
   const int items = mm * C::kRows / 4, share = (items + P.splits - 1) / P.splits;
   const int lo = int(tc::tile::cluster_ctarank()) * share, hi = min(items, lo + share);

@@ -27,25 +27,29 @@ using namespace tc::tile;
 
 // Q4_0 fragments as q4_0_frags (quant_prefill_wgmma.cuh) with one shift per word instead of
 // three: the high nibbles are taken in place, (byte & 0xF0) | 0x6400 being the half 1024 + 16 q,
-// and (1024 + 16 q - 1152) d = 16 (q - 8) d, exact as (q - 8) d is (a power of two), so the
-// convert kernel stores X / 16 at k 16..31 of every block (kQ4HiScale): the products are those
-// of q4_0_frags (X / 16 is exact down to |X| ~ 1e-3, below which f16 X keeps its absolute error).
+// and (1024 + 16 q) / 16 - 72 = q - 8 in one HFMA2 (exact: small integers), where the low
+// nibbles subtract 1032 (HSUB2): the same instruction count as the decode before, which took
+// (1024 + 16 q - 1152) d = 16 (q - 8) d and needed X / 16 at k 16..31 of every block, so a
+// convert kernel ahead of every launch even where X came in f16 (H200 2026-11-30 11:47 UTC
+// traces, 7B step at batch 32: that kernel's dependency hop held the grid wait 2.6-4.6 us
+// after the previous launch's end, against 0.5-1.8 for Q4_K, which reads f16 X as it is).
 __device__ __forceinline__ __half2 nib2_hi(uint32_t word) {
   uint32_t h;
   asm("lop3.b32 %0, %1, %2, %3, 0xEA;" : "=r"(h) : "r"(word), "n"(0x00F000F0), "r"(0x64006400u));
   return *reinterpret_cast<const __half2*>(&h);
 }
-__device__ __forceinline__ void q4_0_frags_hi16(const Q4Raw& raw, uint32_t (&lo)[4],
-                                                uint32_t (&hi)[4]) {
-  const __half2 bias = __float2half2_rn(1032.0f), bias16 = __float2half2_rn(1152.0f);
+__device__ __forceinline__ void q4_0_frags_inplace(const Q4Raw& raw, uint32_t (&lo)[4],
+                                                   uint32_t (&hi)[4]) {
+  const __half2 bias = __float2half2_rn(1032.0f), sixteenth = __float2half2_rn(0.0625f),
+                bias_hi = __float2half2_rn(-72.0f);
 #pragma unroll
   for (int r = 0; r < 2; ++r) {
     const __half2 d = __half2half2(raw.d[r]);
     const uint32_t w = raw.w[r], w8 = w >> 8;
     lo[r] = bits(__hmul2(__hsub2(nib2(w, 0), bias), d));
     lo[2 + r] = bits(__hmul2(__hsub2(nib2(w8, 0), bias), d));
-    hi[r] = bits(__hmul2(__hsub2(nib2_hi(w), bias16), d));
-    hi[2 + r] = bits(__hmul2(__hsub2(nib2_hi(w8), bias16), d));
+    hi[r] = bits(__hmul2(__hfma2(nib2_hi(w), sixteenth, bias_hi), d));
+    hi[2 + r] = bits(__hmul2(__hfma2(nib2_hi(w8), sixteenth, bias_hi), d));
   }
 }
 
@@ -84,7 +88,7 @@ __device__ __forceinline__ void consume(uint8_t* xs, uint8_t* ws, const uint8_t*
     const int stage = kb % S, kg = kb0 + kb;
     mbar_wait(&full[stage], (kb / S) & 1);
     if (xin) mbar_wait(&xfull[stage], (kb / S) & 1);
-    if (tr && kb == 0 && threadIdx.x == 128) tr[2] = tr[3] = bulk_trace::now_ns();
+    if (tr && kb == 0 && threadIdx.x == 128) tr[2] = bulk_trace::now_ns();
     // Where the stage begins in its W rows: Q4_0 / Q8_0 one-stage boxes start at 72 kg /
     // 136 kg rounded down to 16 bytes, pair boxes at the stage (C::w_off); Q4_K's at a
     // block's start or its byte 64 (qs from byte 16 of the box).
@@ -114,8 +118,8 @@ __device__ __forceinline__ void consume(uint8_t* xs, uint8_t* ws, const uint8_t*
       wgmma_wait<1>();  // the group that read frag[s] (two sub-steps ago) has finished
       if (s == 1 && kb > 0 && t % 32 == 0) mbar_arrive(&empty[(kb + S - 1) % S]);
       if constexpr (FMT == kQ4_0) {
-        q4_0_frags_hi16(raw[0], frag[s][0], frag[s][1]);
-        q4_0_frags_hi16(raw[1], frag[s][2], frag[s][3]);
+        q4_0_frags_inplace(raw[0], frag[s][0], frag[s][1]);
+        q4_0_frags_inplace(raw[1], frag[s][2], frag[s][3]);
       } else if constexpr (FMT == kQ8_0) {
         q8_0_frags(raw[0], frag[s][0], frag[s][1]);
         q8_0_frags(raw[1], frag[s][2], frag[s][3]);

@@ -28,20 +28,20 @@ constexpr int kConvThreads = 128, kConvUnroll = 2;
 
 // One chunk a thread.
 __global__ void __launch_bounds__(256)
-    convert_x_kernel(const void* x, int xk, uint32_t total8, uint4* out, bool hi16) {
+    convert_x_kernel(const void* x, int xk, uint32_t total8, uint4* out) {
   tc::tile::grid_dep_launch_dependents();
   tc::tile::grid_dep_wait();
   const uint32_t i = blockIdx.x * 256 + threadIdx.x;
   if (i < total8) {
     uint4 r[2];
     x_chunk_load(x, xk, size_t(i) * 8, r);
-    out[i] = x_chunk_f16(r, xk, i, hi16);
+    out[i] = x_chunk_f16(r, xk);
   }
 }
 
 // kConvUnroll chunks a thread and round (loads first), grid-stride; <= 32 registers.
 __global__ void __launch_bounds__(kConvThreads, 65536 / (kConvThreads * 32))
-    convert_x_resident_kernel(const void* x, int xk, uint32_t total8, uint4* out, bool hi16) {
+    convert_x_resident_kernel(const void* x, int xk, uint32_t total8, uint4* out) {
   tc::tile::grid_dep_launch_dependents();
   tc::tile::grid_dep_wait();
   const uint32_t stride = gridDim.x * kConvThreads;
@@ -56,7 +56,7 @@ __global__ void __launch_bounds__(kConvThreads, 65536 / (kConvThreads * 32))
 #pragma unroll
     for (int u = 0; u < kConvUnroll; ++u) {
       const uint32_t i = i0 + u * stride;
-      if (i < total8) out[i] = x_chunk_f16(v[u], xk, i, hi16);
+      if (i < total8) out[i] = x_chunk_f16(v[u], xk);
     }
   }
 }

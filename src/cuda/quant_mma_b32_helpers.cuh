@@ -34,12 +34,9 @@ __device__ __forceinline__ uint32_t h2(float a, float b) {
   return *reinterpret_cast<const uint32_t*>(&v);
 }
 
-// Q4_0: X at k 16..31 of every 32 is stored divided by 16 (the nibble decode multiplies it
-// back: q4_0_frags_hi16). `i8` counts 8-value chunks along K (K % 32 == 0).
-__device__ __forceinline__ uint4 x_chunk_f16(float4 a, float4 b, uint32_t i8, bool hi16) {
-  const float f = hi16 && (i8 & 2) ? 0.0625f : 1.0f;
-  return make_uint4(h2(a.x * f, a.y * f), h2(a.z * f, a.w * f), h2(b.x * f, b.y * f),
-                    h2(b.z * f, b.w * f));
+// Eight values of X to f16, round to nearest.
+__device__ __forceinline__ uint4 x_chunk_f16(float4 a, float4 b) {
+  return make_uint4(h2(a.x, a.y), h2(a.z, a.w), h2(b.x, b.y), h2(b.z, b.w));
 }
 
 // The chunk of 8 elements of X (kind xk, XKind) from element e (e % 8 == 0), raw: two 16-byte
@@ -55,17 +52,17 @@ __device__ __forceinline__ void x_chunk_load(const void* x, int xk, size_t e, ui
 }
 
 // That chunk to f16 as above (halves widened to f32 first, exactly).
-__device__ __forceinline__ uint4 x_chunk_f16(const uint4 (&r)[2], int xk, uint32_t i8, bool hi16) {
+__device__ __forceinline__ uint4 x_chunk_f16(const uint4 (&r)[2], int xk) {
   if (xk == kXF32) {
     const float4 a = make_float4(__uint_as_float(r[0].x), __uint_as_float(r[0].y),
                                  __uint_as_float(r[0].z), __uint_as_float(r[0].w));
     const float4 b = make_float4(__uint_as_float(r[1].x), __uint_as_float(r[1].y),
                                  __uint_as_float(r[1].z), __uint_as_float(r[1].w));
-    return x_chunk_f16(a, b, i8, hi16);
+    return x_chunk_f16(a, b);
   }
   float4 a, b;
   widen_x8(r[0], xk, a, b);
-  return x_chunk_f16(a, b, i8, hi16);
+  return x_chunk_f16(a, b);
 }
 
 // Helper h (0 .. C::kHelpers - 1), stages kb0 .. kb0 + nk - 1. Per stage: wait for the slot
@@ -120,8 +117,7 @@ __device__ __forceinline__ void helpers(const Params& P, uint8_t* xs, const uint
         if (i < total) {
           const int m = i >> 4, j = i & 15;  // row, chunk: box j / 8, chunk j % 8 of its row
           *reinterpret_cast<uint4*>(xd + (j >> 3) * C::kXHalf + m * 128 +
-                                    (((j & 7) ^ (m & 7)) << 4)) =
-              x_chunk_f16(v[u], P.xk, uint32_t(j), C::FMT == kQ4_0);
+                                    (((j & 7) ^ (m & 7)) << 4)) = x_chunk_f16(v[u], P.xk);
         }
       }
       fence_proxy_async();

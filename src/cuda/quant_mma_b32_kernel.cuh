@@ -133,9 +133,10 @@ struct Params {
   int stream_only = 0;
   int xk = kXF32;  // X's element kind (XKind: f32, f16, bf16; quant_dequant.cuh)
   // TC_QUANT_BULK_TRACE (diagnostics, gemv_quant_bulk_trace.cuh's rows, format 10 + FMT): per
-  // CTA 0 start, 1 after the grid dependency wait, 2 = 3 the first stage seen by consumer
-  // thread 128, 4 the last warp done (after the epilogue), 5 the last copy issued, 6 SM id |
-  // tile << 32 | split << 48, 7 the last consumer warp's MMA loop done (before the epilogue).
+  // CTA 0 start, 1 after the grid dependency wait, 2 the first stage seen by consumer thread
+  // 128, 3 (cluster K split) every rank's partial written (after the first cluster barrier), 4
+  // the last warp done (after the epilogue), 5 the last copy issued, 6 SM id | tile << 32 |
+  // split << 48, 7 the last consumer warp's MMA loop done (before the epilogue).
   unsigned long long* trace = nullptr;
 };
 

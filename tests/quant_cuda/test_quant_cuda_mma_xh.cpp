@@ -66,7 +66,7 @@ std::vector<Family> families() {
             {{"TC_QUANT_B32_XCONV", "helpers"}},
             {{"TC_QUANT_B32_XCONV", "kernel"}},
             {{"TC_QUANT_B32_XCONV", "kernel"}, {"TC_QUANT_B32_CONVERT", "resident"}},
-            // f16 X of Q8_0 / Q4_K: through the convert kernel instead of read as it is.
+            // f16 X: through the convert kernel instead of read as it is.
             {{"TC_QUANT_B32_XCONV", "kernel"}, {"TC_QUANT_B32_CONVERT", "always"}},
             {{"TC_QUANT_B32_SPLITS", "3"}}}},
           {"mma_bulk",
