@@ -81,8 +81,10 @@ __device__ __forceinline__ void finish_cluster(const Params& P, const float (&d)
     for (int j = 0; j < 4; ++j)
       if (n + j < rows) yr[j] = av[j];
   }
+  // No rank leaves while another reads its partial. Relaxed: the remote loads above are
+  // complete (their sums were stored), and Y's stores need no ordering against the peers.
   __syncwarp();
-  tc::tile::cluster_sync();  // no rank leaves while another reads its partial
+  tc::tile::cluster_sync_relaxed();
 }
 
 }  // namespace tc::cuda::quant::b32

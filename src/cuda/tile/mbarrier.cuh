@@ -78,6 +78,17 @@ __device__ __forceinline__ void cluster_sync() {
           : "memory");
 }
 
+// Every thread of every CTA in the cluster: barrier without memory ordering. For the end of a
+// kernel whose only remote accesses were loads (consumed before the barrier, so complete): no
+// CTA leaves while a peer still reads its shared memory, and the arrive does not wait for the
+// thread's global stores to be performed at cluster scope, as `.release` does (a MEMBAR).
+__device__ __forceinline__ void cluster_sync_relaxed() {
+  asm volatile(
+      "barrier.cluster.arrive.relaxed.aligned;\n"
+      "barrier.cluster.wait.aligned;" ::
+          : "memory");
+}
+
 // Named barrier `id` (1..15; 0 is __syncthreads) over `count` threads, a multiple of 32:
 // lets one warpgroup synchronise without stopping the others.
 __device__ __forceinline__ void named_barrier_sync(u32 id, u32 count) {
