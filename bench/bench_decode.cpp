@@ -92,28 +92,6 @@ bool queue_step(const Step& s, tc_dtype_t fmt, int batch, bool act8, tc_dtype_t 
   return true;
 }
 
-// Captures what `queue` issues on `st` into one CUDA graph and returns the median ms of a
-// graph launch, or -1.
-template <class Queue>
-double graph_ms(cudaStream_t st, Queue queue, double seconds) {
-  cudaGraph_t graph = nullptr;
-  cudaGraphExec_t exec = nullptr;
-  if (cudaStreamBeginCapture(st, cudaStreamCaptureModeThreadLocal) != cudaSuccess) return -1;
-  const bool ok = queue();
-  if (cudaStreamEndCapture(st, &graph) != cudaSuccess || !ok) {
-    if (graph) cudaGraphDestroy(graph);
-    return -1;
-  }
-  double ms = -1;
-  if (cudaGraphInstantiate(&exec, graph, 0) == cudaSuccess) {
-    ms = median_ms(
-        st, [&](int) { return cudaGraphLaunch(exec, st) == cudaSuccess; }, seconds);
-    cudaGraphExecDestroy(exec);
-  }
-  cudaGraphDestroy(graph);
-  return ms;
-}
-
 // Median ms of one graph launch of the step, or -1.
 double time_step(const Step& s, tc_dtype_t fmt, int batch, bool act8, tc_dtype_t xt, const void* x,
                  float* y, const Buffer& work, cudaStream_t st, double seconds,

@@ -68,6 +68,25 @@ double median_ms(cudaStream_t stream, const Launch& launch, double min_seconds) 
   return ms;
 }
 
+double graph_ms(cudaStream_t stream, const std::function<bool()>& queue, double min_seconds) {
+  cudaGraph_t graph = nullptr;
+  cudaGraphExec_t exec = nullptr;
+  if (cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal) != cudaSuccess) return -1;
+  const bool ok = queue();
+  if (cudaStreamEndCapture(stream, &graph) != cudaSuccess || !ok) {
+    if (graph) cudaGraphDestroy(graph);
+    return -1;
+  }
+  double ms = -1;
+  if (cudaGraphInstantiate(&exec, graph, 0) == cudaSuccess) {
+    ms = median_ms(
+        stream, [&](int) { return cudaGraphLaunch(exec, stream) == cudaSuccess; }, min_seconds);
+    cudaGraphExecDestroy(exec);
+  }
+  cudaGraphDestroy(graph);
+  return ms;
+}
+
 double host_us_per_call(cudaStream_t stream, const std::function<bool(int)>& launch) {
   // 200 calls as before (large cells drain each burst at the GPU's pace), in bursts well inside
   // the launch queue's depth.

@@ -28,6 +28,10 @@ void alternating_median_ms(cudaStream_t stream, std::span<const Launch* const> l
 // The same for one launch.
 double median_ms(cudaStream_t stream, const Launch& launch, double min_seconds);
 
+// Captures what `queue` issues on `stream` into one CUDA graph and returns the median ms of a
+// graph launch (median_ms), or -1.
+double graph_ms(cudaStream_t stream, const std::function<bool()>& queue, double min_seconds);
+
 // Host microseconds to queue one `launch(i)`: the median of 5 bursts of 40 calls, each timed
 // with the wall clock after the stream drained (the GPU queue absorbs them; one burst of 200
 // moved by up to 1.5x with the host's drift, H200 2026-11-30). -1 when a launch fails.

@@ -56,7 +56,7 @@ PY
 timeout 40 "$TC" bench decode --device cuda --batches 8 --x f16 --seconds 0.04 --per-shape \
   > "$OUT/quant_shapes.txt" 2>&1 || echo "tc bench decode --per-shape exit $?"
 grep -E "shape [0-9]+x[0-9]+:" "$OUT/quant_shapes.txt" | sed -E 's/, streaming at the copy rate/ vs/'
-timeout 35 "$TC" bench quant --device cuda --ms 1,8,32 --seconds 0.05 \
+timeout 50 "$TC" bench quant --device cuda --ms 1,8,32 --seconds 0.05 \
   --json "$OUT/quant_kernels.json" > "$OUT/quant_kernels.txt" 2>&1
 rc=$?
 # The full table is in quant_kernels.txt; here the bulk rows (M = 1: GEMV, 8 and 32: int8 MMA,
@@ -76,17 +76,23 @@ for fmt in ("q4_0", "q8_0", "q4_k"):
         cells = [c for c in d["decode"] if c["format"] == fmt and c["M"] == 1 and c["x"] == x]
         if not cells:
             continue
-        parts = []
-        for shape in ("rotated 14336x4096", "rotated 4096x4096"):
-            best = max((c["gbps"] for c in cells if c["shape"] == shape), default=0.0)
-            if best > 0:
-                pct = 100 * best / d["copy_gbps"]
-                parts.append(f"{shape} {pct:.1f}% of copy ({'ok' if pct >= 85 else 'not yet'} 85%)")
-        hot = min((c["us"] for c in cells if c["shape"] == "hot 4096x14336"), default=0.0)
-        if hot > 0:
-            r = llama[fmt] / hot
-            parts.append(f"hot {hot:.1f} us, {r:.2f}x llama.cpp ({'ok' if r >= 1.5 else 'not yet'} 1.5x)")
-        print(f"quant target {fmt} GEMV (X {x}): " + "; ".join(parts))
+        # Queued launches (host-bound on the small shape) and one CUDA graph of consecutive
+        # launches (as a decode step runs them; the figure the targets are judged on).
+        for timing in ("queued", "graph"):
+            tc_ = [c for c in cells if c.get("timing", "queued") == timing]
+            parts = []
+            for shape in ("rotated 14336x4096", "rotated 4096x4096"):
+                best = max((c["gbps"] for c in tc_ if c["shape"] == shape), default=0.0)
+                if best > 0:
+                    pct = 100 * best / d["copy_gbps"]
+                    parts.append(f"{shape} {pct:.1f}% of copy ({'ok' if pct >= 85 else 'not yet'} 85%)")
+            hot = min((c["us"] for c in tc_ if c["shape"] == "hot 4096x14336" and c["us"] > 0),
+                      default=0.0)
+            if hot > 0:
+                r = llama[fmt] / hot
+                parts.append(f"hot {hot:.1f} us, {r:.2f}x llama.cpp ({'ok' if r >= 1.5 else 'not yet'} 1.5x)")
+            if parts:
+                print(f"quant target {fmt} GEMV (X {x}, {timing}): " + "; ".join(parts))
 for c in d.get("prefill", []):
     if c.get("act8") and c.get("f16_tflops"):
         r = c["tflops"] / c["f16_tflops"]
