@@ -92,11 +92,14 @@ constexpr int kFixed = 4, kMaxSplits = b32::kMaxSplits;
 // against 2.692 / 2.688; Q4_K +0.05, Q8_0 +0.83 at 00:46). TC_QUANT_B32_WBOX=pair: every
 // format; =stage: one-stage boxes for every format (the earlier default). The splits are then
 // even, so that each CTA's boxes start on an even stage (16-byte aligned for Q4_0 / Q8_0).
-bool wbox_pair(tc_dtype_t w) {
+// Q4_K takes pairs at M <= 8 (the batch-8 step's gate+up projection: H200 2026-11-30 12:16
+// UTC, 7B step X f16, two alternations, ms: batch 8 2.293-2.297 against 2.329-2.331, batch 32
+// 2.463-2.468 against 2.460-2.462, so M > 8 keeps one-stage boxes; M 9..16 not measured).
+bool wbox_pair(const Args& a) {
   const char* v = tc::knobs::get(tc::knobs::kQuantB32Wbox);
   if (v && std::strcmp(v, "pair") == 0) return true;
   if (v && std::strcmp(v, "stage") == 0) return false;
-  return w == TC_DTYPE_Q4_0;
+  return a.w_dtype == TC_DTYPE_Q4_0 || (a.w_dtype == TC_DTYPE_Q4_K && a.M <= 8);
 }
 
 // A stage's cost relative to four warpgroups' is the stream it brings to the SM, W's rows plus
@@ -106,7 +109,7 @@ Geo geometry(const Args& a, size_t cap) {
   Geo g;
   g.nx = a.M <= 16 ? 16 : 32;
   g.nw = warpgroups(a);
-  g.pair = g.nw >= 3 && wbox_pair(a.w_dtype);
+  g.pair = g.nw >= 3 && wbox_pair(a);
   const XConv xconv = xconv_knob();
   const int rows = 64 * g.nw, nks = a.K / b32::kBK;
   g.tiles = (std::max(a.N, 1) + rows - 1) / rows;

@@ -17,7 +17,7 @@
 //    read less of it: at NW = 4, NX = 32, 0.44 bytes of X per byte of Q4_0).
 //  - Stage: 128 k (two 64-k X boxes, 128B-swizzled, and one W box per row: 80 bytes for Q4_0 /
 //    Q4_K as in the prefill kernel, 144 for Q8_0, quant_mma_b32_q8.cuh), up to 8 stages.
-//    Cfg::PAIR (Q4_0's default since 2026-11-30; TC_QUANT_B32_WBOX=pair for every format,
+//    Cfg::PAIR (Q4_0's default since 2026-11-30, Q4_K's at M <= 8; TC_QUANT_B32_WBOX=pair for all,
 //    =stage for none): one W box per row for two stages (256 k: 144 bytes Q4_0 /
 //    Q4_K, 272 Q8_0, 16-byte aligned at even stages, so the splits are even): half the TMA
 //    rows. H200 00:45 UTC, Q4_0 131072x4096 M = 32: the stream alone (consumers computing

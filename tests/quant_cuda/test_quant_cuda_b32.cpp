@@ -13,13 +13,13 @@
 // that is never released): those at the chosen split give the same bits as the default; W
 // boxes of two stages (TC_QUANT_B32_WBOX=pair: even splits; K = 768 / 1280 are odd numbers of
 // pairs) at the chosen and 3 splits, with the batched issue, the helpers' X and the convert
-// kernel's, and the knob unset (the default: pairs for Q4_0 alone; every other form runs with
-// WBOX=stage): the same bits as one-stage boxes with even splits, TC_QUANT_B32_EVEN=1; the
-// others then keep the one-stage default's bits); launched twice back to back,
-// the second under PDL: the same bits. Bound 1e-3: X and the dequantized weights are rounded to
-// f16 (~3e-4 expected), the f16 MMA rows' bound; a wrong fragment, swizzle or split gives
-// errors of order 1. The timings (TC_QUANT_B32_TIMING=1) are in
-// test_quant_cuda_b32_timing.cpp. Skips without a CUDA device.
+// kernel's, and the knob unset (the default: pairs for Q4_0, and Q4_K at M <= 8; every other
+// form runs with WBOX=stage): the same bits as one-stage boxes with even splits,
+// TC_QUANT_B32_EVEN=1; the others then keep the one-stage default's bits); launched twice back to
+// back, the second under PDL: the same bits. Bound 1e-3: X and the dequantized weights are rounded
+// to f16 (~3e-4 expected), the f16 MMA rows' bound; a wrong fragment, swizzle or split gives errors
+// of order 1. The timings (TC_QUANT_B32_TIMING=1) are in test_quant_cuda_b32_timing.cpp. Skips
+// without a CUDA device.
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
@@ -119,7 +119,8 @@ TEST(QuantCudaB32, MatchesFloat64) {
       set_knob("TC_QUANT_B32_CONVERT", f.convert);
       set_knob("TC_QUANT_B32_MAX_SPLITS", f.most);
       set_knob("TC_QUANT_B32_EVEN", f.even);
-      // The other forms pin one-stage boxes; "default" leaves the knob unset (Q4_0 pairs).
+      // The other forms pin one-stage boxes; "default" leaves the knob unset (pairs for Q4_0,
+      // and for Q4_K at M <= 8).
       const std::string wbox = f.wbox;
       set_knob("TC_QUANT_B32_WBOX", wbox.empty() ? "stage" : wbox == "default" ? "" : f.wbox);
       set_knob("TC_QUANT_B32_WBATCH", f.batch);
@@ -130,13 +131,15 @@ TEST(QuantCudaB32, MatchesFloat64) {
       ASSERT_TRUE(kq::mma_b32_supports(args, why))
           << why << " w=" << c.w << " M=" << c.M << " N=" << c.N << " K=" << c.K;
       // The default split: comparable bits; even splits (EVEN=1 or pair boxes): `even`.
-      // The default pairs Q4_0's boxes alone; the other formats keep one-stage boxes; two
-      // warpgroups never pair.
+      // The default pairs Q4_0's boxes, and Q4_K's at M <= 8; the others keep one-stage boxes;
+      // two warpgroups never pair.
       // Two warpgroups: forced, or by default for Q4_K / Q8_0 where K > 8192 and N <= 8192
       // (warpgroups()).
       const bool two =
           std::string(f.wg) == "2" || (!*f.wg && c.w != TC_DTYPE_Q4_0 && c.K > 8192 && c.N <= 8192);
-      const bool paired = *f.wbox && (wbox == "pair" || c.w == TC_DTYPE_Q4_0) && !two;
+      const bool paired =
+          *f.wbox &&
+          (wbox == "pair" || c.w == TC_DTYPE_Q4_0 || (c.w == TC_DTYPE_Q4_K && c.M <= 8)) && !two;
       const bool evens = *f.even || paired;
       const bool plain = !*f.splits && !*f.wg && !*f.most && !evens;
       std::vector<float> first;
