@@ -4,7 +4,8 @@
 // through >= 256 MB of copies (streamed from HBM); TFLOP/s of prefill M = 512 through the
 // public call (f16 temporaries when 8-bit-class error is allowed, f32 otherwise) next to
 // tc_gemm in f16 on the same shape. The bulk GEMV and the f16 MMA (under PDL) also run with X
-// given in f16 ("xh"), which they read as it is.
+// given in f16 ("xh"), which they read as it is. Launches are queued from the host one by one;
+// the batch-1 bulk GEMVs are also timed as one CUDA graph of consecutive launches ("graph").
 #include <cuda_runtime_api.h>
 #include <fmt/format.h>
 
@@ -194,7 +195,11 @@ nlohmann::json run_quant_kernel_bench(tc_context_t* ctx, const QuantKernelBenchO
                   return true;
                 },
                 o.seconds);
-            report(gms > 0 ? gms / g : -1, "graph", fmt::format("  (graph of {} launches)", g));
+            if (gms > 0)
+              report(gms / g, "graph", fmt::format("  (graph of {} launches)", g));
+            else
+              fmt::print("{:>6} | {:>19} | {:>3} | {:>25} | graph capture or launch failed\n", name,
+                         sh.label, M, k.name);
           }
         }
       }

@@ -15,6 +15,10 @@ medians over its launches of:
   land_end  median last stage landed -> CTA end (dots after the data is in)
   start     this launch's first CTA start relative to the previous end (negative: PDL overlap)
 
+Rows of format >= 10 are the batched wgmma kernel's (b32::Params::trace in
+src/cuda/quant_mma_b32_kernel.cuh): there "xq" is the wait -> the first stage and "land_end" the
+MMA loop's end -> the CTA's end (its epilogue and K-split reduction).
+
 Times in microseconds. `--selftest` checks the arithmetic on a synthetic trace.
 """
 import argparse

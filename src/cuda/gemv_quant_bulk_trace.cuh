@@ -8,9 +8,12 @@
 // given, so the last replay is what is read back (tc bench decode --batches 1 --formats q4_0:
 // launches 0-128 are the eager first step, 129-257 the graph's). Words: 0 CTA start, 1 after the
 // grid dependency wait, 2 X quantized, 3 the first stage landed (warp 0), 4 the last warp done, 5
-// the last copy issued, 6 SM id | tiles << 32, 7 the last stage landed (any warp).
-// scripts/trace_sum.py summarizes a trace per shape (the critical path of each launch, the
-// wait, X's quantization, the tail).
+// the last copy issued, 6 SM id | tiles << 32, 7 the last stage landed (any warp). The batched
+// wgmma kernel (quant_mma_b32_kernel.cuh) writes rows of format 10 + FMT with its own words
+// (b32::Params::trace: 2 the first stage, 3 the cluster partials written, 7 the MMA loop's
+// end). scripts/trace_sum.py summarizes a trace per shape (the critical path of each launch, the
+// wait, X's quantization, the tail; for format >= 10 rows "xq" is the wait -> first stage and
+// "land_end" the MMA loop's end -> CTA end).
 #pragma once
 
 #include <cuda_runtime.h>

@@ -30,7 +30,7 @@ using namespace tc::tile;
 // and (1024 + 16 q) / 16 - 72 = q - 8 in one HFMA2 (exact: small integers), where the low
 // nibbles subtract 1032 (HSUB2): the same instruction count as the decode before, which took
 // (1024 + 16 q - 1152) d = 16 (q - 8) d and needed X / 16 at k 16..31 of every block, so a
-// convert kernel ahead of every launch even where X came in f16 (H200 2026-11-30 11:47 UTC
+// convert kernel ahead of every launch even where X came in f16 (H200 2026-11-30 11:45 UTC
 // traces, 7B step at batch 32: that kernel's dependency hop held the grid wait 2.6-4.6 us
 // after the previous launch's end, against 0.5-1.8 for Q4_K, which reads f16 X as it is).
 __device__ __forceinline__ __half2 nib2_hi(uint32_t word) {

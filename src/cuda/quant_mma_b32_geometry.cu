@@ -92,7 +92,7 @@ constexpr int kFixed = 4, kMaxSplits = b32::kMaxSplits;
 // against 2.692 / 2.688; Q4_K +0.05, Q8_0 +0.83 at 00:46). TC_QUANT_B32_WBOX=pair: every
 // format; =stage: one-stage boxes for every format (the earlier default). The splits are then
 // even, so that each CTA's boxes start on an even stage (16-byte aligned for Q4_0 / Q8_0).
-// Q4_K takes pairs at M <= 8 (the batch-8 step's gate+up projection: H200 2026-11-30 12:16
+// Q4_K takes pairs at M <= 8 (the batch-8 step's gate+up projection: H200 2026-11-30 11:58
 // UTC, 7B step X f16, two alternations, ms: batch 8 2.293-2.297 against 2.329-2.331, batch 32
 // 2.463-2.468 against 2.460-2.462, so M > 8 keeps one-stage boxes; M 9..16 not measured).
 bool wbox_pair(const Args& a) {

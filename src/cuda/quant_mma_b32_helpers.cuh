@@ -1,17 +1,16 @@
 // The batched decode kernel's helper warps (quant_mma_b32_kernel.cuh): warps 1..3 of the
 // producer warpgroup. For Q4_K they turn the block headers into f16 scales; with Params::xin
-// (where a CTA has <= 4 stages, or TC_QUANT_B32_XCONV=helpers; elsewhere the convert kernel
-// writes f16 X and TMA copies it) they also convert X from f32, f16 or bf16 (Params::xk; half
-// X is widened to f32 and then rounded as f32 X is: the same bits) into each stage's two
-// 128B-swizzled f16 boxes. That removes
-// a launch and its dependency hop per call (the convert grid had to end before the kernel's X
-// copy could start) and reads X from L2 (f32 X: twice the bytes of f16 X: 0.9 bytes per byte
-// of Q4_0 weights at NW = 4, NX = 32). H200 22:53 UTC: faster where a CTA has few stages
-// (rotated 4096x4096, M = 16: 11.9 against 13.5 us), much slower where it streams (131072x4096,
-// M = 32: 217 against 123 us; the 7B step at batch 32 3.73 against ~2.82 ms): one stage's
-// loads in flight, so each stage costs a loaded L2 round trip (~1.7 us a stage there) instead
-// of the consumers' ~1 us. Two stages in flight (registers: 96 a thread at M = 32) or an f32
-// staging slot filled by TMA would be the next form.
+// (where a CTA has <= 4 stages, or TC_QUANT_B32_XCONV=helpers; elsewhere TMA copies f16 X, the
+// caller's when X is f16, else what the convert kernel wrote) they also convert X from f32, f16 or
+// bf16 (Params::xk; half X is widened to f32 and then rounded as f32 X is: the same bits) into each
+// stage's two 128B-swizzled f16 boxes. That removes a launch and its dependency hop per call (the
+// convert grid had to end before the kernel's X copy could start) and reads X from L2 (f32 X: twice
+// the bytes of f16 X: 0.9 bytes per byte of Q4_0 weights at NW = 4, NX = 32). H200 22:53 UTC:
+// faster where a CTA has few stages (rotated 4096x4096, M = 16: 11.9 against 13.5 us), much slower
+// where it streams (131072x4096, M = 32: 217 against 123 us; the 7B step at batch 32 3.73 against
+// ~2.82 ms): one stage's loads in flight, so each stage costs a loaded L2 round trip (~1.7 us a
+// stage there) instead of the consumers' ~1 us. Two stages in flight (registers: 96 a thread at M =
+// 32) or an f32 staging slot filled by TMA would be the next form.
 #pragma once
 
 #include <cuda_fp16.h>

@@ -1,10 +1,11 @@
 // Batched decode on sm_90a, M <= 32 (issue 4: M 9..32): Y[M,N] = X[M,K] dequant(W[N,K])^T as
 // Y^T = W X^T, with each W tile decoded ONCE from its packed blocks straight into wgmma's
-// register A operand (m64) and X (f32, f16 or bf16: Params::xk), converted to f16 by a small
-// kernel before (or, where a CTA has few stages, by the kernel's helper warps: Params::xin; half
-// X is widened to f32 first, so it gives the bits of X widened to f32), as the B operand (NX = 16
-// or 32 columns: n16 / n32, rows >= M zero) read by the tensor cores from shared memory. The fused
-// prefill GEMM (quant_prefill_kernel.cuh) with a narrow X tile, more W rows per CTA and a K split:
+// register A operand (m64) and X (f32, f16 or bf16: Params::xk) in f16: f16 X as it is, f32 /
+// bf16 X converted by a small kernel before (or, where a CTA has few stages, X of any kind by the
+// kernel's helper warps: Params::xin; half X is widened to f32 first, so it gives the bits of X
+// widened to f32), as the B operand (NX = 16 or 32 columns: n16 / n32, rows >= M zero) read by
+// the tensor cores from shared memory. The fused prefill GEMM (quant_prefill_kernel.cuh) with a
+// narrow X tile, more W rows per CTA and a K split:
 //  - The mma.sync kernels (quant_mma_f16.cu, quant_mma_xreg.cu) at M = 32 run four column
 //    tiles of m16n8k16 per weight fragment and load X's B fragments from shared memory with
 //    the lanes' own instructions (~2x the weight bytes' shared-memory traffic at M = 32). Here

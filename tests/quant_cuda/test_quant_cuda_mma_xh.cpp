@@ -5,8 +5,8 @@
 // or bf16 gives the bits of the same values widened to f32 and passed as f32 X. Checked on Q4_0,
 // Q8_0 and Q4_K, M 3, 8, 9, 13, 16, 32, odd N, K 256 / 4096 / 11008, with each family's ways of
 // reading X (f16 MMA: in the kernel, and the convert kernel with K split in 3; wgmma: the
-// helper warps, the convert kernel and its resident form, f16 X of Q8_0 / Q4_K read by TMA as
-// it is and through the convert kernel, 3 forced K splits; int8 MMA: the
+// helper warps, the convert kernel and its resident form, f16 X read by TMA as it is (every
+// format) and through the convert kernel, 3 forced K splits; int8 MMA: the
 // quantize kernel, K split over launches at M 32, K 11008), without and with PDL, Y poisoned
 // (NaN) before every launch; and the f16 run against float64 of the dequantized weights times
 // the f16 values (the families' bounds: 1e-3 for f16 X and weights, 5e-3 for 8-bit X), so that

@@ -79,9 +79,10 @@ __device__ __forceinline__ void cluster_sync() {
 }
 
 // Every thread of every CTA in the cluster: barrier without memory ordering. For the end of a
-// kernel whose only remote accesses were loads (consumed before the barrier, so complete): no
-// CTA leaves while a peer still reads its shared memory, and the arrive does not wait for the
-// thread's global stores to be performed at cluster scope, as `.release` does (a MEMBAR).
+// kernel whose only remote accesses were loads: the caller must have consumed every remote
+// load's result before the call (so the loads are complete; `.relaxed` itself orders nothing);
+// then no CTA leaves while a peer still reads its shared memory, and the arrive does not wait
+// for the thread's global stores, as `.release` does (MEMBAR.ALL.GPU in the SASS).
 __device__ __forceinline__ void cluster_sync_relaxed() {
   asm volatile(
       "barrier.cluster.arrive.relaxed.aligned;\n"
