@@ -15,7 +15,8 @@ medians over its launches of:
   land_end  median last stage landed -> CTA end (dots after the data is in)
   start     this launch's first CTA start relative to the previous end (negative: PDL overlap)
 
-Rows of format >= 10 are the batched wgmma kernel's (b32::Params::trace in
+`--phases` prints, per shape, every phase's median (over CTAs, then launches) from the previous
+launch's end, labelled by the row's kind. Rows of format >= 10 are the batched wgmma kernel's (b32::Params::trace in
 src/cuda/quant_mma_b32_kernel.cuh): there "xq" is the wait -> the first stage and "land_end" the
 MMA loop's end -> the CTA's end (its epilogue and K-split reduction).
 
@@ -74,6 +75,50 @@ def summarize(data, launches, first, count):
     return out
 
 
+# Per-CTA words as phases, by the row's format: the bulk GEMV's (< 10) and the batched wgmma
+# kernel's (>= 10, b32::Params::trace); word 6 is an id, not a time.
+PHASES = {
+    False: [(0, "start"), (1, "wait"), (2, "x_done"), (3, "first"), (5, "last_copy"),
+            (7, "last_land"), (4, "end")],
+    True: [(0, "start"), (1, "wait"), (2, "first"), (5, "last_copy"), (7, "mma_end"),
+           (3, "cl_sync"), (4, "end")],
+}
+
+
+def phases(data, launches, first, count):
+    """Per shape: the median over its launches of each phase's median over CTAs, in us from the
+    previous launch's last CTA end (the first launch of the range is skipped: it has none)."""
+    rows = {}
+    prev_end = None
+    for slot in range(first, min(first + count, len(launches))):
+        n, k, grid, fmt = launches[slot]
+        cols = [[word(data, slot, c, w) for c in range(grid)] for w in range(8)]
+        if any(t == 0 for t in cols[0]):
+            continue
+        end = max(cols[4])
+        if prev_end is not None:
+            r = {}
+            for w, name in PHASES[fmt >= 10]:
+                vals = [t for t in cols[w] if t != 0]  # word 3 is unwritten without a cluster split
+                if vals:
+                    r[name] = (statistics.median(vals) - prev_end) / 1000
+            rows.setdefault((n, k, fmt >= 10), []).append(r)
+        prev_end = end
+    out = {}
+    for key, rs in rows.items():
+        names = [nm for _, nm in PHASES[key[2]] if all(nm in r for r in rs)]
+        out[key] = {nm: statistics.median([r[nm] for r in rs]) for nm in names}
+        out[key]["n"] = len(rs)
+    return out
+
+
+def print_phases(out):
+    for (n, k, b32), v in out.items():
+        names = [nm for _, nm in PHASES[b32] if nm in v]
+        print(f"{f'{n}x{k}':>12} {'b32' if b32 else 'gemv':>4} n={v['n']:<3} " +
+              " ".join(f"{nm} {v[nm]:.2f}" for nm in names))
+
+
 def print_table(out):
     keys = ["crit", "wait", "xq", "x_to_end", "land_end", "start"]
     print(f"{'shape':>12} {'n':>3} " + " ".join(f"{k:>9}" for k in keys))
@@ -106,6 +151,26 @@ def selftest():
     for key, w in want.items():
         if abs(v[key] - w) > 1e-9:
             raise SystemExit(f"selftest: {key} = {v[key]}, expected {w}")
+    with tempfile.TemporaryDirectory() as d:
+        p = Path(d) / "t.bin"
+        p.write_bytes(bytes(buf))
+        Path(str(p) + ".txt").write_text("4096 11008 2 0\n4096 4096 2 10\n")
+        ph = phases(*read_trace(p), 0, 2)
+    v = ph[(4096, 4096, True)]
+    want = {"n": 1, "start": -0.75, "wait": 0.6, "first": 2.2, "last_copy": -0.65,
+            "mma_end": 5.25, "cl_sync": 2.7, "end": 6.5}
+    for key, w in want.items():
+        if abs(v[key] - w) > 1e-9:
+            raise SystemExit(f"selftest (phases): {key} = {v[key]}, expected {w}")
+    with tempfile.TemporaryDirectory() as d:
+        p = Path(d) / "t.bin"
+        p.write_bytes(bytes(buf))
+        Path(str(p) + ".txt").write_text("4096 11008 2 0\n4096 4096 2 0\n")
+        v = phases(*read_trace(p), 0, 2)[(4096, 4096, False)]
+    want = {"x_done": 2.2, "first": 2.7, "last_land": 5.25}
+    for key, w in want.items():
+        if abs(v[key] - w) > 1e-9:
+            raise SystemExit(f"selftest (phases, gemv): {key} = {v[key]}, expected {w}")
     print("trace_sum selftest passed")
 
 
@@ -115,6 +180,9 @@ def main():
     ap.add_argument("trace", nargs="?", help="the TC_QUANT_BULK_TRACE file (path.txt beside it)")
     ap.add_argument("--first", type=int, default=129, help="first slot (default 129: the graph's)")
     ap.add_argument("--count", type=int, default=129, help="launches (default 129: one 7B step)")
+    ap.add_argument("--phases", action="store_true",
+                    help="per shape, each phase's median in us from the previous launch's end "
+                    "(batched-decode rows: --first 128 --count 128 at batch 8 / 32)")
     ap.add_argument("--selftest", action="store_true", help="check the arithmetic and exit")
     a = ap.parse_args()
     if a.selftest:
@@ -122,6 +190,9 @@ def main():
         return
     if not a.trace:
         ap.error("a trace file is needed (or --selftest)")
+    if a.phases:
+        print_phases(phases(*read_trace(a.trace), a.first, a.count))
+        return
     print_table(summarize(*read_trace(a.trace), a.first, a.count))
 
 
