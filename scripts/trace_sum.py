@@ -16,9 +16,10 @@ medians over its launches of:
   start     this launch's first CTA start relative to the previous end (negative: PDL overlap)
 
 `--phases` prints, per shape, every phase's median (over CTAs, then launches) from the previous
-launch's end, labelled by the row's kind. Rows of format >= 10 are the batched wgmma kernel's (b32::Params::trace in
-src/cuda/quant_mma_b32_kernel.cuh): there "xq" is the wait -> the first stage and "land_end" the
-MMA loop's end -> the CTA's end (its epilogue and K-split reduction).
+launch's end, labelled by the row's kind. Rows of format >= 10 are the batched wgmma kernel's
+(b32::Params::trace in src/cuda/quant_mma_b32_kernel.cuh): in the table above their "xq" is
+the wait -> the first stage and "land_end" the MMA loop's end -> the CTA's end (its epilogue
+and K-split reduction).
 
 Times in microseconds. `--selftest` checks the arithmetic on a synthetic trace.
 """
