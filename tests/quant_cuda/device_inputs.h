@@ -45,6 +45,15 @@ struct LaunchCase {
   int M, N, K;
 };
 
+// The bulk GEMV's cases for X read in another type than f32 (test_quant_cuda_bulk_xhalf.cpp,
+// _xq8.cpp): every format at M = 1 on both sides of the X-in-registers limit (K = 4096), M 2..4,
+// and a short K with many row tiles a CTA.
+inline constexpr LaunchCase kBulkXCases[] = {
+    {TC_DTYPE_Q4_0, 1, 131, 4096}, {TC_DTYPE_Q4_0, 1, 67, 11008}, {TC_DTYPE_Q8_0, 1, 131, 4096},
+    {TC_DTYPE_Q8_0, 1, 67, 11008}, {TC_DTYPE_Q4_K, 1, 131, 4096}, {TC_DTYPE_Q4_K, 1, 67, 11008},
+    {TC_DTYPE_Q4_0, 2, 131, 2048}, {TC_DTYPE_Q8_0, 3, 67, 4096},  {TC_DTYPE_Q4_K, 4, 67, 1024},
+    {TC_DTYPE_Q4_0, 1, 1031, 256}};
+
 // The launcher arguments of case `c` on uploaded W, X and Y (and a workspace, where given).
 inline cuda::quant::Args launch_args(const LaunchCase& c, const DevMem& w, const DevMem& x,
                                      const DevMem& y, void* work = nullptr, size_t work_bytes = 0) {
@@ -120,7 +129,10 @@ int kernel_nodes(cudaStream_t cs, Queue queue) {
   cudaGraph_t g = nullptr;
   if (cudaStreamBeginCapture(cs, cudaStreamCaptureModeThreadLocal) != cudaSuccess) return -1;
   const bool ok = queue();
-  if (cudaStreamEndCapture(cs, &g) != cudaSuccess || !ok) return -1;
+  if (cudaStreamEndCapture(cs, &g) != cudaSuccess || !ok) {
+    if (g) cudaGraphDestroy(g);
+    return -1;
+  }
   size_t n = 0;
   cudaGraphGetNodes(g, nullptr, &n);
   std::vector<cudaGraphNode_t> nodes(n);

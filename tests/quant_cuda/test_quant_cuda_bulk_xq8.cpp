@@ -32,13 +32,8 @@ TEST(QuantCudaQ8X, BulkGemvDotsTheCodes) {
   if (!tc_device_available(TC_DEVICE_CUDA)) GTEST_SKIP() << "no CUDA device";
   cudaStream_t st = nullptr;
   ASSERT_EQ(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking), cudaSuccess);
-  const LaunchCase cases[] = {{TC_DTYPE_Q4_0, 1, 131, 4096}, {TC_DTYPE_Q4_0, 1, 67, 11008},
-                              {TC_DTYPE_Q8_0, 1, 131, 4096}, {TC_DTYPE_Q8_0, 1, 67, 11008},
-                              {TC_DTYPE_Q4_K, 1, 131, 4096}, {TC_DTYPE_Q4_K, 1, 67, 11008},
-                              {TC_DTYPE_Q4_0, 2, 131, 2048}, {TC_DTYPE_Q8_0, 3, 67, 4096},
-                              {TC_DTYPE_Q4_K, 4, 67, 1024},  {TC_DTYPE_Q4_0, 1, 1031, 256}};
   uint32_t seed = 9900;
-  for (const LaunchCase& c : cases) {
+  for (const LaunchCase& c : kBulkXCases) {
     const Weights wt = make_weights(c.w, c.N, c.K, seed++);
     const Q8X x = q8_x(c.M, c.K, seed++);
     DevMem w(wt.bytes.size()), y(size_t(c.M) * c.N * 4);
