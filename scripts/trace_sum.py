@@ -46,16 +46,25 @@ def word(data, slot, cta, w):
     return struct.unpack_from("<Q", data, ((slot * CTAS + cta) * WORDS + w) * 8)[0]
 
 
-def summarize(data, launches, first, count):
-    rows = {}
+def traced(data, launches, first, count):
+    """The traced launches of slots first .. first + count - 1 in order: (n, k, format, cols,
+    end, prev_end), cols[w][cta] the words, end the last CTA's end, prev_end the previous traced
+    launch's (None for the first)."""
     prev_end = None
     for slot in range(first, min(first + count, len(launches))):
-        n, k, grid, _fmt = launches[slot]
+        n, k, grid, fmt = launches[slot]
         cols = [[word(data, slot, c, w) for c in range(grid)] for w in range(8)]
         if any(t == 0 for t in cols[0]):
             print(f"slot {slot}: a CTA wrote no start (not traced)", file=sys.stderr)
             continue
         end = max(cols[4])
+        yield n, k, fmt, cols, end, prev_end
+        prev_end = end
+
+
+def summarize(data, launches, first, count):
+    rows = {}
+    for n, k, _fmt, cols, end, prev_end in traced(data, launches, first, count):
         med = statistics.median
         r = {
             "crit": end - prev_end if prev_end else None,
@@ -66,7 +75,6 @@ def summarize(data, launches, first, count):
             "start": min(cols[0]) - prev_end if prev_end else None,
         }
         rows.setdefault((n, k), []).append(r)
-        prev_end = end
     out = {}
     for shape, rs in rows.items():
         out[shape] = {key: (statistics.median([r[key] for r in rs if r[key] is not None]) / 1000
@@ -90,21 +98,15 @@ def phases(data, launches, first, count):
     """Per shape: the median over its launches of each phase's median over CTAs, in us from the
     previous launch's last CTA end (the first launch of the range is skipped: it has none)."""
     rows = {}
-    prev_end = None
-    for slot in range(first, min(first + count, len(launches))):
-        n, k, grid, fmt = launches[slot]
-        cols = [[word(data, slot, c, w) for c in range(grid)] for w in range(8)]
-        if any(t == 0 for t in cols[0]):
+    for n, k, fmt, cols, _end, prev_end in traced(data, launches, first, count):
+        if prev_end is None:
             continue
-        end = max(cols[4])
-        if prev_end is not None:
-            r = {}
-            for w, name in PHASES[fmt >= 10]:
-                vals = [t for t in cols[w] if t != 0]  # word 3 is unwritten without a cluster split
-                if vals:
-                    r[name] = (statistics.median(vals) - prev_end) / 1000
-            rows.setdefault((n, k, fmt >= 10), []).append(r)
-        prev_end = end
+        r = {}
+        for w, name in PHASES[fmt >= 10]:
+            vals = [t for t in cols[w] if t != 0]  # word 3 is unwritten without a cluster split
+            if vals:
+                r[name] = (statistics.median(vals) - prev_end) / 1000
+        rows.setdefault((n, k, fmt >= 10), []).append(r)
     out = {}
     for key, rs in rows.items():
         names = [nm for _, nm in PHASES[key[2]] if all(nm in r for r in rs)]
@@ -141,37 +143,27 @@ def selftest():
     put(0, 1, [1000, 1500, 3000, 3500, 10000, 2000, 1, 8000])
     put(1, 0, [9000, 10500, 12000, 12500, 16000, 9100, 0, 15000])
     put(1, 1, [9500, 10700, 12400, 12900, 17000, 9600, 1, 15500])
-    with tempfile.TemporaryDirectory() as d:
-        p = Path(d) / "t.bin"
-        p.write_bytes(bytes(buf))
-        Path(str(p) + ".txt").write_text("4096 11008 2 0\n4096 4096 2 0\n")
-        out = summarize(*read_trace(p), 0, 2)
-    v = out[(4096, 4096)]
-    want = {"n": 1, "crit": 7.0, "wait": 0.6, "xq": 1.6, "x_to_end": 4.8, "land_end": 1.25,
-            "start": -1.0}
-    for key, w in want.items():
-        if abs(v[key] - w) > 1e-9:
-            raise SystemExit(f"selftest: {key} = {v[key]}, expected {w}")
-    with tempfile.TemporaryDirectory() as d:
-        p = Path(d) / "t.bin"
-        p.write_bytes(bytes(buf))
-        Path(str(p) + ".txt").write_text("4096 11008 2 0\n4096 4096 2 10\n")
-        ph = phases(*read_trace(p), 0, 2)
-    v = ph[(4096, 4096, True)]
-    want = {"n": 1, "start": -0.75, "wait": 0.6, "first": 2.2, "last_copy": -0.65,
-            "mma_end": 5.25, "cl_sync": 2.7, "end": 6.5}
-    for key, w in want.items():
-        if abs(v[key] - w) > 1e-9:
-            raise SystemExit(f"selftest (phases): {key} = {v[key]}, expected {w}")
-    with tempfile.TemporaryDirectory() as d:
-        p = Path(d) / "t.bin"
-        p.write_bytes(bytes(buf))
-        Path(str(p) + ".txt").write_text("4096 11008 2 0\n4096 4096 2 0\n")
-        v = phases(*read_trace(p), 0, 2)[(4096, 4096, False)]
-    want = {"x_done": 2.2, "first": 2.7, "last_land": 5.25}
-    for key, w in want.items():
-        if abs(v[key] - w) > 1e-9:
-            raise SystemExit(f"selftest (phases, gemv): {key} = {v[key]}, expected {w}")
+
+    def run(fn, fmt):  # fn on the trace, the second launch of format fmt
+        with tempfile.TemporaryDirectory() as d:
+            p = Path(d) / "t.bin"
+            p.write_bytes(bytes(buf))
+            Path(str(p) + ".txt").write_text(f"4096 11008 2 0\n4096 4096 2 {fmt}\n")
+            return fn(*read_trace(p), 0, 2)
+
+    def check(what, v, want):
+        for key, w in want.items():
+            if abs(v[key] - w) > 1e-9:
+                raise SystemExit(f"selftest ({what}): {key} = {v[key]}, expected {w}")
+
+    check("table", run(summarize, 0)[(4096, 4096)],
+          {"n": 1, "crit": 7.0, "wait": 0.6, "xq": 1.6, "x_to_end": 4.8, "land_end": 1.25,
+           "start": -1.0})
+    check("phases, b32", run(phases, 10)[(4096, 4096, True)],
+          {"n": 1, "start": -0.75, "wait": 0.6, "first": 2.2, "last_copy": -0.65,
+           "mma_end": 5.25, "cl_sync": 2.7, "end": 6.5})
+    check("phases, gemv", run(phases, 0)[(4096, 4096, False)],
+          {"x_done": 2.2, "first": 2.7, "last_land": 5.25})
     print("trace_sum selftest passed")
 
 
