@@ -310,6 +310,11 @@ tc_status_t launch_m(const Args& a, cudaStream_t s) {
   return a.M == 2 ? launch_fmt<FMT, 2, 8, 1>(a, c, s) : launch_fmt<FMT, 4, 8, 1>(a, c, s);
 }
 
+// The geometry launch_m's kernel instance takes for `a` (X rows MT = 1, 2, or 4 for M 3..4).
+Geo launch_geometry(const Args& a, const Config& c) {
+  return geometry(a, a.M <= 2 ? a.M : kMaxM, c);
+}
+
 }  // namespace
 
 bool gemv_bulk_supports(const Args& a, std::string& why) {
@@ -318,7 +323,7 @@ bool gemv_bulk_supports(const Args& a, std::string& why) {
     return (why = "formats Q4_0, Q8_0, Q4_K only", false);
   if (a.M < 1 || a.M > kMaxM) return (why = "M > 4", false);
   if (a.K % 256 != 0) return (why = "K % 256 != 0 (rows not a multiple of 16 bytes)", false);
-  if (geometry(a, a.M <= 2 ? a.M : kMaxM, config(a.M, a.w_dtype)).S < 2)
+  if (launch_geometry(a, config(a.M, a.w_dtype)).S < 2)
     return (why = "X and two stages do not fit in shared memory", false);
   const auto align = reinterpret_cast<uintptr_t>(a.w) | reinterpret_cast<uintptr_t>(a.x);
   if (align % 16 != 0) return (why = "W or X not 16-byte aligned", false);
@@ -330,12 +335,12 @@ int gemv_bulk_cluster(const Args& a) {
 }
 
 int gemv_bulk_stage_rows(const Args& a) {
-  return geometry(a, a.M <= 2 ? a.M : kMaxM, config(a.M, a.w_dtype)).R;
+  return launch_geometry(a, config(a.M, a.w_dtype)).R;
 }
 
 int gemv_bulk_pace(const Args& a) {
   const Config c = config(a.M, a.w_dtype);
-  const Geo g = geometry(a, a.M <= 2 ? a.M : kMaxM, c);
+  const Geo g = launch_geometry(a, c);
   return pace_of(c, g.stage, g.S);
 }
 
