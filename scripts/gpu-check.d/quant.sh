@@ -79,14 +79,14 @@ for fmt in ("q4_0", "q8_0", "q4_k"):
         # Queued launches (host-bound on the small shape) and one CUDA graph of consecutive
         # launches (as a decode step runs them; the figure the targets are judged on).
         for timing in ("queued", "graph"):
-            tc_ = [c for c in cells if c.get("timing", "queued") == timing]
+            timed = [c for c in cells if c.get("timing", "queued") == timing]
             parts = []
             for shape in ("rotated 14336x4096", "rotated 4096x4096"):
-                best = max((c["gbps"] for c in tc_ if c["shape"] == shape), default=0.0)
+                best = max((c["gbps"] for c in timed if c["shape"] == shape), default=0.0)
                 if best > 0:
                     pct = 100 * best / d["copy_gbps"]
                     parts.append(f"{shape} {pct:.1f}% of copy ({'ok' if pct >= 85 else 'not yet'} 85%)")
-            hot = min((c["us"] for c in tc_ if c["shape"] == "hot 4096x14336" and c["us"] > 0),
+            hot = min((c["us"] for c in timed if c["shape"] == "hot 4096x14336" and c["us"] > 0),
                       default=0.0)
             if hot > 0:
                 r = llama[fmt] / hot
