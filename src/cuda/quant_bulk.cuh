@@ -131,12 +131,10 @@ __device__ __forceinline__ void init_ring(uint64_t* full, uint64_t* empty, int S
 // stages are in flight (stage s waits for stage s - pace to land: the ring still fills, but
 // what X's loads queue behind is bounded).
 template <class After>
-__device__ __forceinline__ void produce_passes(const uint8_t* W, int64_t N, uint32_t rb,
-                                               size_t col0, int units, int uc, int unit_bytes,
-                                               int p0, int count, uint8_t* ring, uint32_t stride,
-                                               int S, uint64_t* full, uint64_t* empty,
-                                               After after_first, int gate_at = -1,
-                                               uint64_t* gate = nullptr, int pace = 0) {
+__device__ __forceinline__ void produce_passes(
+    const uint8_t* W, int64_t N, uint32_t rb, size_t col0, int units, int uc, int unit_bytes,
+    int p0, int count, uint8_t* ring, uint32_t stride, int S, uint64_t* full, uint64_t* empty,
+    After after_first, int gate_at = -1, uint64_t* gate = nullptr, int pace = 0, int rpc = 1) {
   constexpr int kRows = 16;
   const int lane = threadIdx.x % 32, chunks = (units + uc - 1) / uc, first = min(S, count);
   for (int s = 0; s < count; ++s) {
@@ -153,9 +151,12 @@ __device__ __forceinline__ void produce_passes(const uint8_t* W, int64_t N, uint
     const uint32_t bytes = uint32_t(min(uc, units - u0) * unit_bytes);
     if (lane == 0) bar_expect_tx(&full[slot], bytes * rows);
     __syncwarp();
-    if (lane < rows)
-      copy(ring + size_t(slot) * kRows * stride + lane * stride,
-           W + (row0 + lane) * rb + col0 + size_t(u0) * unit_bytes, bytes, &full[slot]);
+    // rpc > 1 (whole rows only: bytes == rb): lane i copies rows i rpc.. in one copy, to i rpc
+    // slots of the stage (the rows inside it rb apart).
+    if (lane * rpc < rows)
+      copy(ring + size_t(slot) * kRows * stride + lane * rpc * stride,
+           W + (row0 + lane * rpc) * rb + col0 + size_t(u0) * unit_bytes,
+           bytes * uint32_t(min(rpc, rows - lane * rpc)), &full[slot]);
     if (s == first - 1) after_first();
   }
 }

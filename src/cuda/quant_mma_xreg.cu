@@ -39,6 +39,7 @@
 
 #include "core/knobs.h"
 #include "cuda/gemm_launch_pdl.h"
+#include "cuda/gemv_quant_bulk_trace.cuh"
 #include "cuda/quant_bulk.cuh"
 #include "cuda/quant_launch.cuh"
 #include "cuda/quant_mma_f16_units.cuh"
@@ -49,6 +50,8 @@ namespace tc::cuda::quant {
 namespace {
 
 using namespace mma_f16;
+
+__device__ unsigned g_xreg_trace_count = 0;  // TC_QUANT_F16_ABLATE=3's CTA count
 
 constexpr int kCW = 16;  // consumer warps; one more warp is the producer
 constexpr int kPassRows = 16;
@@ -70,6 +73,9 @@ struct Geo {
   int xfirst = -1;      // stages issued before the consumers have loaded X (-1: no wait)
   bool hoist = true;    // mma_xreg_kernel's HOIST
   int pace = 0;         // stages in flight at most (0: the ring's S)
+  int ablate = 0;       // TC_QUANT_F16_ABLATE (measurement only, Y not written), below
+  int rpc = 1;          // rows a copy (TC_QUANT_F16_RPC, with ablate)
+  int xpref = 0;        // TC_QUANT_F16_XPREF=1: X prefetched into L2 before the grid wait
   uint32_t stride = 0;  // a row's padded slot in a stage (the rank's K range of the row, whole)
   size_t smem = 0;
 };
@@ -101,6 +107,20 @@ Geo geometry(const Args& a) {
   g.xfirst = xfirst > 0 ? xfirst : -1;
   g.hoist = env_or(tc::knobs::kQuantF16Hoist, 1) != 0;
   g.pace = std::max(env_or(tc::knobs::kQuantF16Xpace, 0), 0);
+  // TC_QUANT_F16_XPREF=1 (A/B): X's rows prefetched into L2 (cp.async.bulk.prefetch) before the
+  // grid wait. H200 2026-11-30 13:36 UTC, two alternations, M = 8 X f16: the grid wait to X
+  // loaded 2.9-3.0 us either way (so X was not coming from DRAM), 7B step at batch 8 Q4_0
+  // 1.960-1.972 / 1.965 ms, Q8_0 2.664-2.666 / 2.631-2.633, Q4_K 2.283-2.284 / 2.300-2.306:
+  // not the default.
+  g.xpref = env_or(tc::knobs::kQuantF16Xpref, 0) == 1 ? 1 : 0;
+  // TC_QUANT_F16_ABLATE (measurement only, Y not written): 1 the consumers load X and then
+  // release each stage as it lands (the weight stream with X's loads, no math); 2 the same
+  // without X's loads; 3 as 1, and warp 0 of the 5000th..5199th CTA (counted over launches)
+  // prints "XT count cta entry grid-wait X-loaded first-stage end" (globaltimer ns).
+  // TC_QUANT_F16_RPC=r (with ABLATE only: the consumers' layout is one row a copy): r whole
+  // rows a bulk copy, to measure the stream with fewer, larger copies.
+  g.ablate = std::clamp(env_or(tc::knobs::kQuantF16Ablate, 0), 0, 3);
+  g.rpc = g.ablate ? std::clamp(env_or(tc::knobs::kQuantF16Rpc, 1), 1, 16) : 1;
   for (int c = c0; c <= (g.NT == 4 ? 4 : 2) && g.XU == 0; c *= 2) {
     const int ks = (pieces + c - 1) / c, xu = (ks * 4 + kCW - 1) / kCW;
     const int most = g.NT == 1 ? (c == 1 ? 4 : 6) : 4 / g.NT;
@@ -138,7 +158,8 @@ template <int FMT, int NT, int C, int XU, bool HOIST>
 __global__ void __launch_bounds__((kCW + 1) * 32, 1)
     mma_xreg_kernel(const uint8_t* __restrict__ W, const void* __restrict__ X, int xk,
                     float* __restrict__ Y, int M, int N, int K, int Ks, uint32_t rb,
-                    uint32_t stride, int S, int RS, int xfirst, int pace) {
+                    uint32_t stride, int S, int RS, int xfirst, int pace, int ablate, int rpc,
+                    int xpref) {
   constexpr int UB = unit_bytes(FMT), COLS = 8 * NT, OUT = 128 * NT;
   extern __shared__ __align__(128) uint8_t smem[];
   uint64_t* full = reinterpret_cast<uint64_t*>(smem);
@@ -182,9 +203,21 @@ __global__ void __launch_bounds__((kCW + 1) * 32, 1)
     // previous grid's output, so the stream starts before it ends)
     bulk::produce_passes(
         W, N, rb, size_t(k0 / 64) * UB, U, U, UB, p0, my, ring, stride, S, full, empty, [] {},
-        xfirst, xready, pace);
+        xfirst, xready, pace, C == 1 ? rpc : 1);
   } else {
+    const unsigned long long t_in = ablate == 3 ? bulk_trace::now_ns() : 0;
+    // xpref: X's rows (this rank's K range) prefetched into L2 before the wait. A prefetch
+    // returns nothing to the SM, and L2 is where the previous grid's writes land, so what the
+    // loads below read after the wait is the same.
+    if (xpref && warp == 0 && lane < M) {
+      const size_t xb = xk == kXF32 ? 4 : 2, row = size_t(lane) * K + k0;
+      const uint32_t bytes = uint32_t(size_t(min(Ks, K - k0)) * xb);
+      const char* p = static_cast<const char*>(X) + row * xb;
+      if ((reinterpret_cast<uintptr_t>(p) & 15) == 0)
+        asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(p), "r"(bytes) : "memory");
+    }
     bulk::grid_wait();  // X and Y belong to the previous grid until it is done
+    const unsigned long long t_gw = ablate == 3 ? bulk_trace::now_ns() : 0;
     const int g = lane / 4, t = lane % 4;
     // This warp's units and their B fragments. Past U (U < 16 XU) the unit is clamped to U - 1
     // with B = 0: finite weights times zero add nothing, and the loop below has no branch.
@@ -192,22 +225,46 @@ __global__ void __launch_bounds__((kCW + 1) * 32, 1)
     uint4 xb[XU][2][NT];
 #pragma unroll
     for (int j = 0; j < XU; ++j) uu[j] = min(warp + kCW * j, U - 1);
-    with_x_kind(xk, [&](auto k) {
+    // Loaded item by item: in the SASS each pair of loads waits for the previous pair's
+    // conversion. All loads first (branch-free items) measured slower on the H200 (2026-11-30
+    // 13:30 UTC, same run, M = 8, X f16: the grid wait to X loaded 3.0 -> 3.5 us, QKV 15.1 ->
+    // 15.7 us a launch, the batch-8 step even), so X's ~3 us here is not the loads' serial
+    // latency (docs/quant.md, "Fourteenth session").
+    if (ablate != 2)
+      with_x_kind(xk, [&](auto k) {
 #pragma unroll
-      for (int j = 0; j < XU; ++j) {
-        const int u = warp + kCW * j;
+        for (int j = 0; j < XU; ++j) {
+          const int u = warp + kCW * j;
 #pragma unroll
-        for (int h = 0; h < 2; ++h)
+          for (int h = 0; h < 2; ++h)
 #pragma unroll
-          for (int nt = 0; nt < NT; ++nt)
-            xb[j][h][nt] =
-                u < U ? x_item<decltype(k)::value>(
-                            X, M, K, COLS, ((2 * (k0 / 64 + u) + h) * COLS + 8 * nt + g) * 4 + t)
-                      : make_uint4(0, 0, 0, 0);
-      }
-    });
+            for (int nt = 0; nt < NT; ++nt)
+              xb[j][h][nt] =
+                  u < U ? x_item<decltype(k)::value>(
+                              X, M, K, COLS, ((2 * (k0 / 64 + u) + h) * COLS + 8 * nt + g) * 4 + t)
+                        : make_uint4(0, 0, 0, 0);
+        }
+      });
     __syncwarp();
     if (lane == 0) bulk::bar_arrive(xready);  // this warp's X loads are issued (and converted)
+    if (ablate) {  // the weight stream alone: each stage released as it lands, Y not written
+      const unsigned long long t_x = ablate == 3 ? bulk_trace::now_ns() : 0;
+      unsigned long long t_f = 0;
+      for (int s = 0; s < my; ++s) {
+        bulk::bar_wait(&full[s % S], uint32_t((s / S) & 1));
+        if (s == 0 && ablate == 3) t_f = bulk_trace::now_ns();
+        __syncwarp();
+        if (lane == 0) bulk::bar_arrive(&empty[s % S]);
+      }
+      if (ablate == 3 && warp == 0 && lane == 0) {
+        const unsigned i = atomicAdd(&g_xreg_trace_count, 1u);
+        if (i >= 5000 && i < 5200)
+          printf("XT %u %d %llu %llu %llu %llu %llu\n", i, blockIdx.x, t_in, t_gw, t_x, t_f,
+                 bulk_trace::now_ns());
+      }
+      if constexpr (C > 1) tile::cluster_sync();
+      return;
+    }
     // Q4_K: a warp's units share their quarter of a super-block (u % 4 == warp % 4; k0 % 256
     // == 0).
     static_assert(kCW % 4 == 0, "Q4_K units of a warp share their quarter");
@@ -309,10 +366,11 @@ tc_status_t launch_fmt(const Args& a, const Geo& g, cudaStream_t s) {
   const int ncl =
       C > 1 ? resident_clusters(reinterpret_cast<const void*>(kernel), C, (kCW + 1) * 32, kSmemCap)
             : sm_count();
-  const cudaError_t e = launch_ex(
-      kernel, dim3(unsigned(C * std::max(1, std::min(passes, ncl)))), dim3((kCW + 1) * 32), g.smem,
-      s, C, a.pdl, static_cast<const uint8_t*>(a.w), a.x, x_kind(a.x_dtype), a.y, a.M, a.N, a.K,
-      g.Ks, uint32_t(w_row_bytes(a)), g.stride, g.S, g.RS, g.xfirst, g.pace);
+  const cudaError_t e =
+      launch_ex(kernel, dim3(unsigned(C * std::max(1, std::min(passes, ncl)))),
+                dim3((kCW + 1) * 32), g.smem, s, C, a.pdl, static_cast<const uint8_t*>(a.w), a.x,
+                x_kind(a.x_dtype), a.y, a.M, a.N, a.K, g.Ks, uint32_t(w_row_bytes(a)), g.stride,
+                g.S, g.RS, g.xfirst, g.pace, g.ablate, g.rpc, g.xpref);
   return e == cudaSuccess ? launched("quant mma f16 xreg kernel launch")
                           : cuda_fail(e, "quant mma f16 xreg kernel launch");
 }
