@@ -116,10 +116,13 @@ Geo geometry(const Args& a) {
   // TC_QUANT_F16_ABLATE (measurement only, Y not written): 1 the consumers load X and then
   // release each stage as it lands (the weight stream with X's loads, no math); 2 the same
   // without X's loads; 3 as 1, and warp 0 of the 5000th..5199th CTA (counted over launches)
-  // prints "XT count cta entry grid-wait X-loaded first-stage end" (globaltimer ns).
+  // prints "XT count cta entry grid-wait X-loaded first-stage end" (globaltimer ns); 4 as 3
+  // with X's rows brought by bulk copies (TMA) into the reduction slots instead, as many whole
+  // rows as fit there (e.g. 4 of f16 X at K 4096), to compare the two paths' time for X
+  // (without a K split; with one, as 3).
   // TC_QUANT_F16_RPC=r (with ABLATE only: the consumers' layout is one row a copy): r whole
   // rows a bulk copy, to measure the stream with fewer, larger copies.
-  g.ablate = std::clamp(env_or(tc::knobs::kQuantF16Ablate, 0), 0, 3);
+  g.ablate = std::clamp(env_or(tc::knobs::kQuantF16Ablate, 0), 0, 4);
   g.rpc = g.ablate ? std::clamp(env_or(tc::knobs::kQuantF16Rpc, 1), 1, 16) : 1;
   for (int c = c0; c <= (g.NT == 4 ? 4 : 2) && g.XU == 0; c *= 2) {
     const int ks = (pieces + c - 1) / c, xu = (ks * 4 + kCW - 1) / kCW;
@@ -205,7 +208,7 @@ __global__ void __launch_bounds__((kCW + 1) * 32, 1)
         W, N, rb, size_t(k0 / 64) * UB, U, U, UB, p0, my, ring, stride, S, full, empty, [] {},
         xfirst, xready, pace, C == 1 ? rpc : 1);
   } else {
-    const unsigned long long t_in = ablate == 3 ? bulk_trace::now_ns() : 0;
+    const unsigned long long t_in = ablate >= 3 ? bulk_trace::now_ns() : 0;
     // xpref: X's rows (this rank's K range) prefetched into L2 before the wait. A prefetch
     // returns nothing to the SM, and L2 is where the previous grid's writes land, so what the
     // loads below read after the wait is the same.
@@ -217,7 +220,7 @@ __global__ void __launch_bounds__((kCW + 1) * 32, 1)
         asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(p), "r"(bytes) : "memory");
     }
     bulk::grid_wait();  // X and Y belong to the previous grid until it is done
-    const unsigned long long t_gw = ablate == 3 ? bulk_trace::now_ns() : 0;
+    const unsigned long long t_gw = ablate >= 3 ? bulk_trace::now_ns() : 0;
     const int g = lane / 4, t = lane % 4;
     // This warp's units and their B fragments. Past U (U < 16 XU) the unit is clamped to U - 1
     // with B = 0: finite weights times zero add nothing, and the loop below has no branch.
@@ -230,7 +233,20 @@ __global__ void __launch_bounds__((kCW + 1) * 32, 1)
     // 13:30 UTC, same run, M = 8, X f16: the grid wait to X loaded 3.0 -> 3.5 us, QKV 15.1 ->
     // 15.7 us a launch, the batch-8 step even), so X's ~3 us here is not the loads' serial
     // latency (docs/quant.md, "Fourteenth session").
-    if (ablate != 2)
+    constexpr bool kOne = C == 1;  // ABLATE=4 uses xfull[0], an arrival count of 1 only at C 1
+    if (ablate == 4 && kOne) {     // X by bulk copies into the reduction slots (measurement only)
+      const uint32_t row_bytes = uint32_t(size_t(min(Ks, K - k0)) * (xk == kXF32 ? 4 : 2));
+      const int rows = min(M, int(size_t(RS) * kCW * OUT * 4 / row_bytes));
+      if (warp == 0 && lane == 0) {
+        bulk::bar_expect_tx(&xfull[0], row_bytes * uint32_t(rows));
+        for (int n = 0; n < rows; ++n)
+          bulk::copy(reinterpret_cast<uint8_t*>(red) + size_t(n) * row_bytes,
+                     static_cast<const uint8_t*>(X) + (size_t(n) * K + k0) * (row_bytes / Ks),
+                     row_bytes, &xfull[0]);
+      }
+      bulk::bar_wait(&xfull[0], 0);
+    }
+    if (ablate != 2 && !(ablate == 4 && kOne))
       with_x_kind(xk, [&](auto k) {
 #pragma unroll
         for (int j = 0; j < XU; ++j) {
@@ -248,15 +264,15 @@ __global__ void __launch_bounds__((kCW + 1) * 32, 1)
     __syncwarp();
     if (lane == 0) bulk::bar_arrive(xready);  // this warp's X loads are issued (and converted)
     if (ablate) {  // the weight stream alone: each stage released as it lands, Y not written
-      const unsigned long long t_x = ablate == 3 ? bulk_trace::now_ns() : 0;
+      const unsigned long long t_x = ablate >= 3 ? bulk_trace::now_ns() : 0;
       unsigned long long t_f = 0;
       for (int s = 0; s < my; ++s) {
         bulk::bar_wait(&full[s % S], uint32_t((s / S) & 1));
-        if (s == 0 && ablate == 3) t_f = bulk_trace::now_ns();
+        if (s == 0 && ablate >= 3) t_f = bulk_trace::now_ns();
         __syncwarp();
         if (lane == 0) bulk::bar_arrive(&empty[s % S]);
       }
-      if (ablate == 3 && warp == 0 && lane == 0) {
+      if (ablate >= 3 && warp == 0 && lane == 0) {
         const unsigned i = atomicAdd(&g_xreg_trace_count, 1u);
         if (i >= 5000 && i < 5200)
           printf("XT %u %d %llu %llu %llu %llu %llu\n", i, blockIdx.x, t_in, t_gw, t_x, t_f,
