@@ -94,6 +94,7 @@ enum Id : int {
   kQuantF16Ablate,
   kQuantF16Rpc,
   kQuantF16Xpref,
+  kQuantF16Xtma,
   kQuantPrefillQ4kScales,  // quant_prefill_fused.cu's knobs
   kQuantPrefillCluster,
   kQuantPrefillPdl,
@@ -161,6 +162,7 @@ inline constexpr const char* kNames[kCount] = {"TC_GEMM_ROW",
                                                "TC_QUANT_F16_ABLATE",
                                                "TC_QUANT_F16_RPC",
                                                "TC_QUANT_F16_XPREF",
+                                               "TC_QUANT_F16_XTMA",
                                                "TC_QUANT_PREFILL_Q4K_SCALES",
                                                "TC_QUANT_PREFILL_CLUSTER",
                                                "TC_QUANT_PREFILL_PDL"};

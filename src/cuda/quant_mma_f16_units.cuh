@@ -93,13 +93,18 @@ __host__ __device__ constexpr int unit_bytes(int fmt) {
   return fmt == kQ8_0 ? 68 : 36;
 }
 
-// Elements e .. e + 3 of X (e % 4 == 0, kind XK) as f32: 16 bytes of f32 or 8 of halves.
-template <int XK>
+// Elements e .. e + 3 of X (e % 4 == 0, kind XK) as f32: 16 bytes of f32 or 8 of halves. kLdg:
+// X is global memory, read through the read-only path; false: any address space (a copy of X
+// in shared memory).
+template <int XK, bool kLdg = true>
 __device__ __forceinline__ float4 x_load4(const void* __restrict__ X, size_t e) {
   if constexpr (XK == kXF32) {
-    return __ldg(reinterpret_cast<const float4*>(X) + e / 4);
+    const float4* p = reinterpret_cast<const float4*>(X) + e / 4;
+    if constexpr (kLdg) return __ldg(p);
+    return *p;
   } else {
-    const uint2 r = __ldg(reinterpret_cast<const uint2*>(X) + e / 4);
+    const uint2* p = reinterpret_cast<const uint2*>(X) + e / 4;
+    const uint2 r = kLdg ? __ldg(p) : *p;
     const float2 lo = widen_x2(r.x, XK), hi = widen_x2(r.y, XK);
     return make_float4(lo.x, lo.y, hi.x, hi.y);
   }
@@ -109,12 +114,12 @@ __device__ __forceinline__ float4 x_load4(const void* __restrict__ X, size_t e) 
 // of block b of row n of X [M][K] (elements of kind XK, with_x_kind; zeros for n >= M, columns
 // the MMA computes and nobody reads). .x/.y are the first m16n8k16's B (k 0..15 of the block in
 // MMA order), .z/.w the second's.
-template <int XK>
+template <int XK, bool kLdg = true>
 __device__ __forceinline__ uint4 x_item(const void* __restrict__ X, int M, int K, int cols, int i) {
   const int t = i % 4, n = (i / 4) % cols, b = i / (4 * cols);
   if (n >= M) return make_uint4(0, 0, 0, 0);
   const size_t e = size_t(n) * K + 32 * b + 4 * t;
-  const float4 v0 = x_load4<XK>(X, e), v1 = x_load4<XK>(X, e + 16);
+  const float4 v0 = x_load4<XK, kLdg>(X, e), v1 = x_load4<XK, kLdg>(X, e + 16);
   static_assert(xperm(1, 1) == 6 && xperm(1, 2) == 5 && xperm(1, 5) == 22, "xperm order");
   auto pack = [](float lo, float hi) {
     uint32_t d;

@@ -76,6 +76,8 @@ struct Geo {
   int ablate = 0;       // TC_QUANT_F16_ABLATE (measurement only, Y not written), below
   int rpc = 1;          // rows a copy (TC_QUANT_F16_RPC, with ablate)
   int xpref = 0;        // TC_QUANT_F16_XPREF=1: X prefetched into L2 before the grid wait
+  int xtma = 0;         // TC_QUANT_F16_XTMA=1: X by bulk copies into the ring's last xslots
+  int xslots = 0;       // ring slots X takes until it is in registers (xtma)
   uint32_t stride = 0;  // a row's padded slot in a stage (the rank's K range of the row, whole)
   size_t smem = 0;
 };
@@ -150,6 +152,22 @@ Geo geometry(const Args& a) {
   g.RS = want == 2 || want == 4 ? want : fit(4) >= fit(2) ? 4 : 2;
   g.S = fit(g.RS);
   g.smem = kHead + g.RS * (kCW + g.C - 1) * out + g.S * stage;
+  // TC_QUANT_F16_XTMA=1 (A/B, not yet measured; 2026-11-30): X's rows (this rank's K range, M
+  // rows of Ks elements) come by cp.async.bulk into the ring's last xslots slots, which the
+  // producer leaves alone until every consumer warp has X in registers (its gate, xready, at
+  // stage xfirst <= S - xslots), instead of 2 XU NT loads a lane. H200 13:48 UTC
+  // (TC_QUANT_F16_ABLATE=4 against 3): grid wait to X loaded 1.0-1.5 against 2.9-3.2 us, the
+  // stream with X 2-3 us a launch shorter. Where X does not fit beside a gate of at least one
+  // stage, the loads as before.
+  if (env_or(tc::knobs::kQuantF16Xtma, 0) == 1 && g.xfirst > 0) {
+    const size_t xbytes = size_t(a.M) * g.Ks * (a.x_dtype == TC_DTYPE_F32 ? 4 : 2);
+    const int xslots = int((xbytes + stage - 1) / stage);
+    if (xslots < g.S && (reinterpret_cast<uintptr_t>(a.x) & 15) == 0) {
+      g.xtma = 1;
+      g.xslots = xslots;
+      g.xfirst = std::min(g.xfirst, g.S - xslots);
+    }
+  }
   return g;
 }
 
@@ -162,7 +180,7 @@ __global__ void __launch_bounds__((kCW + 1) * 32, 1)
     mma_xreg_kernel(const uint8_t* __restrict__ W, const void* __restrict__ X, int xk,
                     float* __restrict__ Y, int M, int N, int K, int Ks, uint32_t rb,
                     uint32_t stride, int S, int RS, int xfirst, int pace, int ablate, int rpc,
-                    int xpref) {
+                    int xpref, int xtma, int xslots) {
   constexpr int UB = unit_bytes(FMT), COLS = 8 * NT, OUT = 128 * NT;
   extern __shared__ __align__(128) uint8_t smem[];
   uint64_t* full = reinterpret_cast<uint64_t*>(smem);
@@ -172,6 +190,7 @@ __global__ void __launch_bounds__((kCW + 1) * 32, 1)
   uint64_t* xfull = rempty + kMaxRS;     // rank 0: the other ranks' sums of a slot's pass
   uint64_t* xempty = xfull + kMaxRS;     // rank > 0: rank 0 has read this rank's sums
   uint64_t* xready = xempty + kMaxRS;    // every consumer warp has loaded its X (xfirst > 0)
+  uint64_t* xbar = xready + 1;           // xtma: X's bulk copies have landed
   float* red = reinterpret_cast<float*>(smem + kHead);  // [RS][kCW][OUT]
   float* xch = red + RS * kCW * OUT;                    // rank 0: [RS][C - 1][OUT]
   uint8_t* ring = reinterpret_cast<uint8_t*>(xch + RS * (C - 1) * OUT);
@@ -195,6 +214,7 @@ __global__ void __launch_bounds__((kCW + 1) * 32, 1)
       bulk::bar_init(&xempty[r], 32);
     }
     bulk::bar_init(xready, kCW);
+    bulk::bar_init(xbar, 1);
     bulk::fence_barrier_init();
   }
   if constexpr (C > 1)
@@ -246,7 +266,33 @@ __global__ void __launch_bounds__((kCW + 1) * 32, 1)
       }
       bulk::bar_wait(&xfull[0], 0);
     }
-    if (ablate != 2 && !(ablate == 4 && kOne))
+    // xtma: this rank's X rows, Ks elements apart, in the ring's last xslots slots (free until
+    // xready: the producer's gate); the items are then read from there (block index relative to
+    // k0), the same values and conversions as from global memory.
+    const uint8_t* xs = ring + size_t(S - xslots) * stage;
+    if (xtma && ablate == 0) {
+      const uint32_t eb = xk == kXF32 ? 4 : 2, row_bytes = uint32_t(min(Ks, K - k0)) * eb;
+      if (warp == 0 && lane == 0) {
+        bulk::bar_expect_tx(xbar, row_bytes * uint32_t(M));
+        for (int n = 0; n < M; ++n)
+          bulk::copy(const_cast<uint8_t*>(xs) + size_t(n) * Ks * eb,
+                     static_cast<const uint8_t*>(X) + (size_t(n) * K + k0) * eb, row_bytes, xbar);
+      }
+      bulk::bar_wait(xbar, 0);
+      with_x_kind(xk, [&](auto k) {
+#pragma unroll
+        for (int j = 0; j < XU; ++j) {
+          const int u = warp + kCW * j;
+#pragma unroll
+          for (int h = 0; h < 2; ++h)
+#pragma unroll
+            for (int nt = 0; nt < NT; ++nt)
+              xb[j][h][nt] = u < U ? x_item<decltype(k)::value, false>(
+                                         xs, M, Ks, COLS, ((2 * u + h) * COLS + 8 * nt + g) * 4 + t)
+                                   : make_uint4(0, 0, 0, 0);
+        }
+      });
+    } else if (ablate != 2 && !(ablate == 4 && kOne))
       with_x_kind(xk, [&](auto k) {
 #pragma unroll
         for (int j = 0; j < XU; ++j) {
@@ -386,7 +432,7 @@ tc_status_t launch_fmt(const Args& a, const Geo& g, cudaStream_t s) {
       launch_ex(kernel, dim3(unsigned(C * std::max(1, std::min(passes, ncl)))),
                 dim3((kCW + 1) * 32), g.smem, s, C, a.pdl, static_cast<const uint8_t*>(a.w), a.x,
                 x_kind(a.x_dtype), a.y, a.M, a.N, a.K, g.Ks, uint32_t(w_row_bytes(a)), g.stride,
-                g.S, g.RS, g.xfirst, g.pace, g.ablate, g.rpc, g.xpref);
+                g.S, g.RS, g.xfirst, g.pace, g.ablate, g.rpc, g.xpref, g.xtma, g.xslots);
   return e == cudaSuccess ? launched("quant mma f16 xreg kernel launch")
                           : cuda_fail(e, "quant mma f16 xreg kernel launch");
 }
