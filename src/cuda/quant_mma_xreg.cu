@@ -36,6 +36,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <type_traits>
 
 #include "core/knobs.h"
 #include "cuda/gemm_launch_pdl.h"
@@ -248,11 +249,6 @@ __global__ void __launch_bounds__((kCW + 1) * 32, 1)
     uint4 xb[XU][2][NT];
 #pragma unroll
     for (int j = 0; j < XU; ++j) uu[j] = min(warp + kCW * j, U - 1);
-    // Loaded item by item: in the SASS each pair of loads waits for the previous pair's
-    // conversion. All loads first (branch-free items) measured slower on the H200 (2026-11-30
-    // 13:30 UTC, same run, M = 8, X f16: the grid wait to X loaded 3.0 -> 3.5 us, QKV 15.1 ->
-    // 15.7 us a launch, the batch-8 step even), so X's ~3 us here is not the loads' serial
-    // latency (docs/quant.md, "Fourteenth session").
     constexpr bool kOne = C == 1;  // ABLATE=4 uses xfull[0], an arrival count of 1 only at C 1
     if (ablate == 4 && kOne) {     // X by bulk copies into the reduction slots (measurement only)
       const uint32_t row_bytes = uint32_t(size_t(min(Ks, K - k0)) * (xk == kXF32 ? 4 : 2));
@@ -266,11 +262,31 @@ __global__ void __launch_bounds__((kCW + 1) * 32, 1)
       }
       bulk::bar_wait(&xfull[0], 0);
     }
+    // This warp's B fragments of X from `base` (rows kstride elements apart, unit u of this
+    // rank at unit u0 + u of a row); ldg: global memory through the read-only path.
+    // Loaded item by item: in the SASS each pair of loads waits for the previous pair's
+    // conversion. All loads first (branch-free items) measured slower on the H200 (2026-11-30
+    // 13:30 UTC, same run, M = 8, X f16: the grid wait to X loaded 3.0 -> 3.5 us, QKV 15.1 ->
+    // 15.7 us a launch, the batch-8 step even), so X's ~3 us here is not the loads' serial
+    // latency (docs/quant.md, "Fourteenth session").
+    auto load_x = [&](auto kind, auto ldg, const void* base, int kstride, int u0) {
+#pragma unroll
+      for (int j = 0; j < XU; ++j) {
+        const int u = warp + kCW * j;
+#pragma unroll
+        for (int h = 0; h < 2; ++h)
+#pragma unroll
+          for (int nt = 0; nt < NT; ++nt)
+            xb[j][h][nt] = u < U ? x_item<decltype(kind)::value, decltype(ldg)::value>(
+                                       base, M, kstride, COLS,
+                                       ((2 * (u0 + u) + h) * COLS + 8 * nt + g) * 4 + t)
+                                 : make_uint4(0, 0, 0, 0);
+      }
+    };
     // xtma: this rank's X rows, Ks elements apart, in the ring's last xslots slots (free until
-    // xready: the producer's gate); the items are then read from there (block index relative to
-    // k0), the same values and conversions as from global memory.
-    const uint8_t* xs = ring + size_t(S - xslots) * stage;
+    // xready: the producer's gate), read from there: the same values and conversions.
     if (xtma && ablate == 0) {
+      const uint8_t* xs = ring + size_t(S - xslots) * stage;
       const uint32_t eb = xk == kXF32 ? 4 : 2, row_bytes = uint32_t(min(Ks, K - k0)) * eb;
       if (warp == 0 && lane == 0) {
         bulk::bar_expect_tx(xbar, row_bytes * uint32_t(M));
@@ -279,34 +295,10 @@ __global__ void __launch_bounds__((kCW + 1) * 32, 1)
                      static_cast<const uint8_t*>(X) + (size_t(n) * K + k0) * eb, row_bytes, xbar);
       }
       bulk::bar_wait(xbar, 0);
-      with_x_kind(xk, [&](auto k) {
-#pragma unroll
-        for (int j = 0; j < XU; ++j) {
-          const int u = warp + kCW * j;
-#pragma unroll
-          for (int h = 0; h < 2; ++h)
-#pragma unroll
-            for (int nt = 0; nt < NT; ++nt)
-              xb[j][h][nt] = u < U ? x_item<decltype(k)::value, false>(
-                                         xs, M, Ks, COLS, ((2 * u + h) * COLS + 8 * nt + g) * 4 + t)
-                                   : make_uint4(0, 0, 0, 0);
-        }
-      });
-    } else if (ablate != 2 && !(ablate == 4 && kOne))
-      with_x_kind(xk, [&](auto k) {
-#pragma unroll
-        for (int j = 0; j < XU; ++j) {
-          const int u = warp + kCW * j;
-#pragma unroll
-          for (int h = 0; h < 2; ++h)
-#pragma unroll
-            for (int nt = 0; nt < NT; ++nt)
-              xb[j][h][nt] =
-                  u < U ? x_item<decltype(k)::value>(
-                              X, M, K, COLS, ((2 * (k0 / 64 + u) + h) * COLS + 8 * nt + g) * 4 + t)
-                        : make_uint4(0, 0, 0, 0);
-        }
-      });
+      with_x_kind(xk, [&](auto k) { load_x(k, std::false_type{}, xs, Ks, 0); });
+    } else if (ablate != 2 && !(ablate == 4 && kOne)) {
+      with_x_kind(xk, [&](auto k) { load_x(k, std::true_type{}, X, K, k0 / 64); });
+    }
     __syncwarp();
     if (lane == 0) bulk::bar_arrive(xready);  // this warp's X loads are issued (and converted)
     if (ablate) {  // the weight stream alone: each stage released as it lands, Y not written
