@@ -59,8 +59,12 @@ constexpr int kPassRows = 16;
 constexpr int kMaxRS = 4;  // reduction slots (2 or 4: Geo::RS)
 constexpr int kMaxStages = 8;
 constexpr size_t kSmemCap = 227 * 1024;  // the H100 / H200 opt-in limit per block
-// Barriers: full, empty [kMaxStages]; rfull, rempty, xfull, xempty [kMaxRS]; xready.
+// Barriers: full, empty [kMaxStages]; rfull, rempty, xfull, xempty [kMaxRS]; xready; xbar.
 constexpr size_t kHead = 512;
+// TC_QUANT_F16_XTMA: X's rows in shared memory Ks + kXPad elements apart, so that the 8 rows of
+// a fragment load (32 or 64 contiguous bytes each) fall on distinct banks (Ks * 2 is a multiple
+// of 512 bytes).
+constexpr int kXPad = 16;
 
 // Rank 0 of a cluster adds the other ranks' sums of each pass (quant_bulk.cuh's cluster
 // helpers: remote, st_remote, arrive_remote, wait_cluster).
@@ -121,8 +125,8 @@ Geo geometry(const Args& a) {
   // without X's loads; 3 as 1, and warp 0 of the 5000th..5199th CTA (counted over launches)
   // prints "XT count cta entry grid-wait X-loaded first-stage end" (globaltimer ns); 4 as 3
   // with X's rows brought by bulk copies (TMA) into the reduction slots instead, as many whole
-  // rows as fit there (e.g. 4 of f16 X at K 4096), to compare the two paths' time for X
-  // (without a K split; with one, as 3).
+  // rows as fit there (e.g. 4 of f16 X at K 4096), not converted, to compare the two paths'
+  // time for X (without a K split; with one, as 3; X assumed 16-byte aligned).
   // TC_QUANT_F16_RPC=r (with ABLATE only: the consumers' layout is one row a copy): r whole
   // rows a bulk copy, to measure the stream with fewer, larger copies.
   g.ablate = std::clamp(env_or(tc::knobs::kQuantF16Ablate, 0), 0, 4);
@@ -153,15 +157,16 @@ Geo geometry(const Args& a) {
   g.RS = want == 2 || want == 4 ? want : fit(4) >= fit(2) ? 4 : 2;
   g.S = fit(g.RS);
   g.smem = kHead + g.RS * (kCW + g.C - 1) * out + g.S * stage;
-  // TC_QUANT_F16_XTMA=1 (A/B, not yet measured; 2026-11-30): X's rows (this rank's K range, M
-  // rows of Ks elements) come by cp.async.bulk into the ring's last xslots slots, which the
-  // producer leaves alone until every consumer warp has X in registers (its gate, xready, at
-  // stage xfirst <= S - xslots), instead of 2 XU NT loads a lane. H200 13:48 UTC
-  // (TC_QUANT_F16_ABLATE=4 against 3): grid wait to X loaded 1.0-1.5 against 2.9-3.2 us, the
-  // stream with X 2-3 us a launch shorter. Where X does not fit beside a gate of at least one
-  // stage, the loads as before.
-  if (env_or(tc::knobs::kQuantF16Xtma, 0) == 1 && g.xfirst > 0) {
-    const size_t xbytes = size_t(a.M) * g.Ks * (a.x_dtype == TC_DTYPE_F32 ? 4 : 2);
+  // TC_QUANT_F16_XTMA=1 (A/B, not yet run on a GPU; 2026-11-30): X's rows (this rank's K range,
+  // M rows of Ks elements, kXPad apart) come by cp.async.bulk into the ring's last xslots slots,
+  // which the producer leaves alone until every consumer warp has X in registers (its gate,
+  // xready, at stage xfirst <= S - xslots), instead of 2 XU NT loads a lane. What it should
+  // gain, from TC_QUANT_F16_ABLATE=4 against 3 (H200 13:48 UTC, M 4, 4 rows of f16 X, no
+  // conversion from shared memory): grid wait to X loaded 1.06-1.50 against 2.88-2.94 us, the
+  // stream with X 2.0-3.0 us a launch shorter on the K 4096 shapes (K 11008 not measured).
+  // Where X does not fit beside a gate of at least one stage, the loads as before.
+  if (env_or(tc::knobs::kQuantF16Xtma, 0) == 1 && g.xfirst > 0 && g.ablate == 0) {
+    const size_t xbytes = size_t(a.M) * (g.Ks + kXPad) * (a.x_dtype == TC_DTYPE_F32 ? 4 : 2);
     const int xslots = int((xbytes + stage - 1) / stage);
     if (xslots < g.S && (reinterpret_cast<uintptr_t>(a.x) & 15) == 0) {
       g.xtma = 1;
@@ -267,8 +272,8 @@ __global__ void __launch_bounds__((kCW + 1) * 32, 1)
     // Loaded item by item: in the SASS each pair of loads waits for the previous pair's
     // conversion. All loads first (branch-free items) measured slower on the H200 (2026-11-30
     // 13:30 UTC, same run, M = 8, X f16: the grid wait to X loaded 3.0 -> 3.5 us, QKV 15.1 ->
-    // 15.7 us a launch, the batch-8 step even), so X's ~3 us here is not the loads' serial
-    // latency (docs/quant.md, "Fourteenth session").
+    // 15.7 us a launch, the batch-8 step Q4_0 even, Q8_0 -1.3%, Q4_K +1.6%), so X's ~3 us here
+    // is not the loads' serial latency (docs/quant.md, "Fourteenth session").
     auto load_x = [&](auto kind, auto ldg, const void* base, int kstride, int u0) {
 #pragma unroll
       for (int j = 0; j < XU; ++j) {
@@ -283,19 +288,19 @@ __global__ void __launch_bounds__((kCW + 1) * 32, 1)
                                  : make_uint4(0, 0, 0, 0);
       }
     };
-    // xtma: this rank's X rows, Ks elements apart, in the ring's last xslots slots (free until
-    // xready: the producer's gate), read from there: the same values and conversions.
+    // xtma: this rank's X rows, Ks + kXPad elements apart, in the ring's last xslots slots (free
+    // until xready: the producer's gate), read from there: the same values and conversions.
     if (xtma && ablate == 0) {
       const uint8_t* xs = ring + size_t(S - xslots) * stage;
       const uint32_t eb = xk == kXF32 ? 4 : 2, row_bytes = uint32_t(min(Ks, K - k0)) * eb;
       if (warp == 0 && lane == 0) {
         bulk::bar_expect_tx(xbar, row_bytes * uint32_t(M));
         for (int n = 0; n < M; ++n)
-          bulk::copy(const_cast<uint8_t*>(xs) + size_t(n) * Ks * eb,
+          bulk::copy(const_cast<uint8_t*>(xs) + size_t(n) * (Ks + kXPad) * eb,
                      static_cast<const uint8_t*>(X) + (size_t(n) * K + k0) * eb, row_bytes, xbar);
       }
       bulk::bar_wait(xbar, 0);
-      with_x_kind(xk, [&](auto k) { load_x(k, std::false_type{}, xs, Ks, 0); });
+      with_x_kind(xk, [&](auto k) { load_x(k, std::false_type{}, xs, Ks + kXPad, 0); });
     } else if (ablate != 2 && !(ablate == 4 && kOne)) {
       with_x_kind(xk, [&](auto k) { load_x(k, std::true_type{}, X, K, k0 / 64); });
     }

@@ -4,7 +4,8 @@
 // value to f32 (exact) before the f32 path's rounding, so the contract is bit identity: X as f16
 // or bf16 gives the bits of the same values widened to f32 and passed as f32 X. Checked on Q4_0,
 // Q8_0 and Q4_K, M 3, 8, 9, 13, 16, 32, odd N, K 256 / 4096 / 11008, with each family's ways of
-// reading X (f16 MMA: in the kernel, and the convert kernel with K split in 3; wgmma: the
+// reading X (f16 MMA: in the kernel, and the convert kernel with K split in 3, the
+// X-in-registers kernel loading X or bulk-copying its rows (TC_QUANT_F16_XTMA); wgmma: the
 // helper warps, the convert kernel and its resident form, f16 X read by TMA as it is (every
 // format) and through the convert kernel, 3 forced K splits; int8 MMA: the
 // quantize kernel, K split over launches at M 32, K 11008), without and with PDL, Y poisoned
@@ -56,7 +57,10 @@ std::vector<Family> families() {
            1e-3,
            {{{"TC_QUANT_F16_XREG", "0"}, {"TC_QUANT_F16_SPLITS", ""}},
             {{"TC_QUANT_F16_XREG", "0"}, {"TC_QUANT_F16_SPLITS", "3"}},
-            {{"TC_QUANT_F16_XREG", ""}, {"TC_QUANT_F16_SPLITS", ""}}}},
+            {{"TC_QUANT_F16_XREG", ""}, {"TC_QUANT_F16_SPLITS", ""}},
+            // X-in-registers with X's rows brought by bulk copies (TC_QUANT_F16_XTMA; at M 5,
+            // K 11008 half X in 2-CTA clusters, each rank its K range; f32 X there too large).
+            {{"TC_QUANT_F16_XREG", ""}, {"TC_QUANT_F16_SPLITS", ""}, {"TC_QUANT_F16_XTMA", "1"}}}},
           {"mma_b32",
            kq::mma_b32_work_bytes,
            kq::mma_b32_supports,
@@ -77,11 +81,11 @@ std::vector<Family> families() {
            {{}}}};
 }
 
-// The f16 MMA's forced K split needs 3 pieces of 256; its "as chosen" form differs from the
-// first only where the X-in-registers kernel may serve (M <= 8).
+// The f16 MMA's forced K split needs 3 pieces of 256; its "as chosen" forms (2, and 3 with
+// TC_QUANT_F16_XTMA) differ from the first only where the X-in-registers kernel may serve (M <= 8).
 bool form_applies(const Family& f, size_t form, const LaunchCase& c) {
   if (std::string(f.name) == "mma_f16" && form == 1) return c.K >= 768;
-  if (std::string(f.name) == "mma_f16" && form == 2) return c.M <= 8;
+  if (std::string(f.name) == "mma_f16" && form >= 2) return c.M <= 8;
   return true;
 }
 
