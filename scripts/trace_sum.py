@@ -21,6 +21,12 @@ launch's end, labelled by the row's kind. Rows of format >= 10 are the batched w
 the wait -> the first stage and "land_end" the MMA loop's end -> the CTA's end (its epilogue
 and K-split reduction).
 
+`--xt FILE...` instead summarizes the timeline lines that the batched X-in-registers kernel
+prints under TC_QUANT_F16_ABLATE=3 or 4 (src/cuda/quant_mma_xreg.cu: "XT count cta entry
+grid-wait X-loaded first-stage end", ns) in each file (e.g. the output of `tc bench decode
+--per-shape` under that knob): the grid wait -> X loaded (min / median / max) and X -> the first
+stage (median).
+
 Times in microseconds. `--selftest` checks the arithmetic on a synthetic trace.
 """
 import argparse
@@ -122,6 +128,17 @@ def print_phases(out):
               " ".join(f"{nm} {v[nm]:.2f}" for nm in names))
 
 
+def xt_summary(lines):
+    """The XT lines' grid wait -> X loaded (min, median, max) and X -> first stage (median)."""
+    rows = [[int(v) for v in line.split()[1:]] for line in lines if line.startswith("XT ")]
+    if not rows:
+        return None
+    wait_x = sorted((r[4] - r[3]) / 1e3 for r in rows)
+    x_first = sorted((r[5] - r[4]) / 1e3 for r in rows)
+    return {"n": len(rows), "min": wait_x[0], "med": statistics.median(wait_x),
+            "max": wait_x[-1], "first": statistics.median(x_first)}
+
+
 def print_table(out):
     keys = ["crit", "wait", "xq", "x_to_end", "land_end", "start"]
     print(f"{'shape':>12} {'n':>3} " + " ".join(f"{k:>9}" for k in keys))
@@ -164,6 +181,9 @@ def selftest():
            "mma_end": 5.25, "cl_sync": 2.7, "end": 6.5})
     check("phases, gemv", run(phases, 0)[(4096, 4096, False)],
           {"x_done": 2.2, "first": 2.7, "last_land": 5.25})
+    xt = xt_summary(["noise", "XT 5000 3 100 2000 5000 5200 9000",
+                     "XT 5001 4 100 2000 4000 4100 9000", "XT 5002 5 100 3000 6000 6300 9000"])
+    check("xt", xt, {"n": 3, "min": 2.0, "med": 3.0, "max": 3.0, "first": 0.2})
     print("trace_sum selftest passed")
 
 
@@ -176,10 +196,19 @@ def main():
     ap.add_argument("--phases", action="store_true",
                     help="per shape, each phase's median in us from the previous launch's end "
                     "(batched-decode rows: --first 128 --count 128 at batch 8 / 32)")
+    ap.add_argument("--xt", nargs="+", metavar="FILE",
+                    help="summarize the XT timeline lines of TC_QUANT_F16_ABLATE=3/4 output files")
     ap.add_argument("--selftest", action="store_true", help="check the arithmetic and exit")
     a = ap.parse_args()
     if a.selftest:
         selftest()
+        return
+    if a.xt:
+        for f in a.xt:
+            v = xt_summary(Path(f).read_text(errors="replace").splitlines())
+            print(f"{f}: no XT lines" if v is None else
+                  f"{f}: {v['n']} CTAs, grid wait -> X loaded min {v['min']:.2f} median "
+                  f"{v['med']:.2f} max {v['max']:.2f} us; X -> first stage median {v['first']:.2f}")
         return
     if not a.trace:
         ap.error("a trace file is needed (or --selftest)")

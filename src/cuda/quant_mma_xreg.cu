@@ -123,7 +123,8 @@ Geo geometry(const Args& a) {
   // TC_QUANT_F16_ABLATE (measurement only, Y not written): 1 the consumers load X and then
   // release each stage as it lands (the weight stream with X's loads, no math); 2 the same
   // without X's loads; 3 as 1, and warp 0 of the 5000th..5199th CTA (counted over launches)
-  // prints "XT count cta entry grid-wait X-loaded first-stage end" (globaltimer ns); 4 as 3
+  // prints "XT count cta entry grid-wait X-loaded first-stage end" (globaltimer ns;
+  // scripts/trace_sum.py --xt summarizes them); 4 as 3
   // with X's rows brought by bulk copies (TMA) into the reduction slots instead, as many whole
   // rows as fit there (e.g. 4 of f16 X at K 4096), not converted, to compare the two paths'
   // time for X (without a K split; with one, as 3; X assumed 16-byte aligned).
