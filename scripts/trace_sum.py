@@ -22,7 +22,7 @@ the wait -> the first stage and "land_end" the MMA loop's end -> the CTA's end (
 and K-split reduction).
 
 `--xt FILE...` instead summarizes the timeline lines that the batched X-in-registers kernel
-prints under TC_QUANT_F16_ABLATE=3 or 4 (src/cuda/quant_mma_xreg.cu: "XT count cta entry
+prints under TC_QUANT_F16_ABLATE=3 (src/cuda/quant_mma_xreg.cu: "XT count cta entry
 grid-wait X-loaded first-stage end", ns) in each file (e.g. the output of `tc bench decode
 --per-shape` under that knob): the grid wait -> X loaded (min / median / max) and X -> the first
 stage (median).
@@ -197,7 +197,7 @@ def main():
                     help="per shape, each phase's median in us from the previous launch's end "
                     "(batched-decode rows: --first 128 --count 128 at batch 8 / 32)")
     ap.add_argument("--xt", nargs="+", metavar="FILE",
-                    help="summarize the XT timeline lines of TC_QUANT_F16_ABLATE=3/4 output files")
+                    help="summarize the XT timeline lines of TC_QUANT_F16_ABLATE=3 output files")
     ap.add_argument("--selftest", action="store_true", help="check the arithmetic and exit")
     a = ap.parse_args()
     if a.selftest:

@@ -120,17 +120,15 @@ Geo geometry(const Args& a) {
   // 1.960-1.972 / 1.965 ms, Q8_0 2.664-2.666 / 2.631-2.633, Q4_K 2.283-2.284 / 2.300-2.306:
   // not the default.
   g.xpref = env_or(tc::knobs::kQuantF16Xpref, 0) == 1 ? 1 : 0;
-  // TC_QUANT_F16_ABLATE (measurement only, Y not written): 1 the consumers load X and then
-  // release each stage as it lands (the weight stream with X's loads, no math); 2 the same
-  // without X's loads; 3 as 1, and warp 0 of the 5000th..5199th CTA (counted over launches)
-  // prints "XT count cta entry grid-wait X-loaded first-stage end" (globaltimer ns;
-  // scripts/trace_sum.py --xt summarizes them); 4 as 3
-  // with X's rows brought by bulk copies (TMA) into the reduction slots instead, as many whole
-  // rows as fit there (e.g. 4 of f16 X at K 4096), not converted, to compare the two paths'
-  // time for X (without a K split; with one, as 3; X assumed 16-byte aligned).
-  // TC_QUANT_F16_RPC=r (with ABLATE only: the consumers' layout is one row a copy): r whole
-  // rows a bulk copy, to measure the stream with fewer, larger copies.
-  g.ablate = std::clamp(env_or(tc::knobs::kQuantF16Ablate, 0), 0, 4);
+  // TC_QUANT_F16_ABLATE (measurement only, Y not written): 1 the consumers take X (loads, or
+  // with TC_QUANT_F16_XTMA=1 its bulk copies) and then release each stage as it lands (the
+  // weight stream with X, no math); 2 the same without X; 3 as 1, and warp 0 of the
+  // 5000th..5199th CTA (counted over launches) prints "XT count cta entry grid-wait X-loaded
+  // first-stage end" (globaltimer ns; scripts/trace_sum.py --xt summarizes them). (The 13:48 UTC
+  // run's mode 4, X's rows copied into the reduction slots and not converted, is 3 with XTMA
+  // now, conversion included.) TC_QUANT_F16_RPC=r (with ABLATE only: the consumers' layout is
+  // one row a copy): r whole rows a bulk copy, to measure the stream with fewer, larger copies.
+  g.ablate = std::clamp(env_or(tc::knobs::kQuantF16Ablate, 0), 0, 3);
   g.rpc = g.ablate ? std::clamp(env_or(tc::knobs::kQuantF16Rpc, 1), 1, 16) : 1;
   for (int c = c0; c <= (g.NT == 4 ? 4 : 2) && g.XU == 0; c *= 2) {
     const int ks = (pieces + c - 1) / c, xu = (ks * 4 + kCW - 1) / kCW;
@@ -162,11 +160,12 @@ Geo geometry(const Args& a) {
   // M rows of Ks elements, kXPad apart) come by cp.async.bulk into the ring's last xslots slots,
   // which the producer leaves alone until every consumer warp has X in registers (its gate,
   // xready, at stage xfirst <= S - xslots), instead of 2 XU NT loads a lane. What it should
-  // gain, from TC_QUANT_F16_ABLATE=4 against 3 (H200 13:48 UTC, M 4, 4 rows of f16 X, no
-  // conversion from shared memory): grid wait to X loaded 1.06-1.50 against 2.88-2.94 us, the
-  // stream with X 2.0-3.0 us a launch shorter on the K 4096 shapes (K 11008 not measured).
-  // Where X does not fit beside a gate of at least one stage, the loads as before.
-  if (env_or(tc::knobs::kQuantF16Xtma, 0) == 1 && g.xfirst > 0 && g.ablate == 0) {
+  // gain, from the 13:48 UTC run's ABLATE mode 4 against 3 (H200, M 4, 4 rows of f16 X copied
+  // into the reduction slots, not converted): grid wait to X landed 1.06-1.50 against 2.88-2.94
+  // us loaded, the stream with X 2.0-3.0 us a launch shorter on the K 4096 shapes (K 11008 not
+  // measured). ABLATE=1 / 3 with XTMA=1 now measures it, the conversion included. Where X does
+  // not fit beside a gate of at least one stage, the loads as before.
+  if (env_or(tc::knobs::kQuantF16Xtma, 0) == 1 && g.xfirst > 0 && g.ablate != 2) {
     const size_t xbytes = size_t(a.M) * (g.Ks + kXPad) * (a.x_dtype == TC_DTYPE_F32 ? 4 : 2);
     const int xslots = int((xbytes + stage - 1) / stage);
     if (xslots < g.S && (reinterpret_cast<uintptr_t>(a.x) & 15) == 0) {
@@ -235,7 +234,7 @@ __global__ void __launch_bounds__((kCW + 1) * 32, 1)
         W, N, rb, size_t(k0 / 64) * UB, U, U, UB, p0, my, ring, stride, S, full, empty, [] {},
         xfirst, xready, pace, C == 1 ? rpc : 1);
   } else {
-    const unsigned long long t_in = ablate >= 3 ? bulk_trace::now_ns() : 0;
+    const unsigned long long t_in = ablate == 3 ? bulk_trace::now_ns() : 0;
     // xpref: X's rows (this rank's K range) prefetched into L2 before the wait. A prefetch
     // returns nothing to the SM, and L2 is where the previous grid's writes land, so what the
     // loads below read after the wait is the same.
@@ -247,7 +246,7 @@ __global__ void __launch_bounds__((kCW + 1) * 32, 1)
         asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(p), "r"(bytes) : "memory");
     }
     bulk::grid_wait();  // X and Y belong to the previous grid until it is done
-    const unsigned long long t_gw = ablate >= 3 ? bulk_trace::now_ns() : 0;
+    const unsigned long long t_gw = ablate == 3 ? bulk_trace::now_ns() : 0;
     const int g = lane / 4, t = lane % 4;
     // This warp's units and their B fragments. Past U (U < 16 XU) the unit is clamped to U - 1
     // with B = 0: finite weights times zero add nothing, and the loop below has no branch.
@@ -255,19 +254,6 @@ __global__ void __launch_bounds__((kCW + 1) * 32, 1)
     uint4 xb[XU][2][NT];
 #pragma unroll
     for (int j = 0; j < XU; ++j) uu[j] = min(warp + kCW * j, U - 1);
-    constexpr bool kOne = C == 1;  // ABLATE=4 uses xfull[0], an arrival count of 1 only at C 1
-    if (ablate == 4 && kOne) {     // X by bulk copies into the reduction slots (measurement only)
-      const uint32_t row_bytes = uint32_t(size_t(min(Ks, K - k0)) * (xk == kXF32 ? 4 : 2));
-      const int rows = min(M, int(size_t(RS) * kCW * OUT * 4 / row_bytes));
-      if (warp == 0 && lane == 0) {
-        bulk::bar_expect_tx(&xfull[0], row_bytes * uint32_t(rows));
-        for (int n = 0; n < rows; ++n)
-          bulk::copy(reinterpret_cast<uint8_t*>(red) + size_t(n) * row_bytes,
-                     static_cast<const uint8_t*>(X) + (size_t(n) * K + k0) * (row_bytes / Ks),
-                     row_bytes, &xfull[0]);
-      }
-      bulk::bar_wait(&xfull[0], 0);
-    }
     // This warp's B fragments of X from `base` (rows kstride elements apart, unit u of this
     // rank at unit u0 + u of a row); ldg: global memory through the read-only path.
     // Loaded item by item: in the SASS each pair of loads waits for the previous pair's
@@ -291,7 +277,7 @@ __global__ void __launch_bounds__((kCW + 1) * 32, 1)
     };
     // xtma: this rank's X rows, Ks + kXPad elements apart, in the ring's last xslots slots (free
     // until xready: the producer's gate), read from there: the same values and conversions.
-    if (xtma && ablate == 0) {
+    if (xtma) {  // (geometry: never with ABLATE=2)
       const uint8_t* xs = ring + size_t(S - xslots) * stage;
       const uint32_t eb = xk == kXF32 ? 4 : 2, row_bytes = uint32_t(min(Ks, K - k0)) * eb;
       if (warp == 0 && lane == 0) {
@@ -302,21 +288,21 @@ __global__ void __launch_bounds__((kCW + 1) * 32, 1)
       }
       bulk::bar_wait(xbar, 0);
       with_x_kind(xk, [&](auto k) { load_x(k, std::false_type{}, xs, Ks + kXPad, 0); });
-    } else if (ablate != 2 && !(ablate == 4 && kOne)) {
+    } else if (ablate != 2) {
       with_x_kind(xk, [&](auto k) { load_x(k, std::true_type{}, X, K, k0 / 64); });
     }
     __syncwarp();
     if (lane == 0) bulk::bar_arrive(xready);  // this warp's X loads are issued (and converted)
     if (ablate) {  // the weight stream alone: each stage released as it lands, Y not written
-      const unsigned long long t_x = ablate >= 3 ? bulk_trace::now_ns() : 0;
+      const unsigned long long t_x = ablate == 3 ? bulk_trace::now_ns() : 0;
       unsigned long long t_f = 0;
       for (int s = 0; s < my; ++s) {
         bulk::bar_wait(&full[s % S], uint32_t((s / S) & 1));
-        if (s == 0 && ablate >= 3) t_f = bulk_trace::now_ns();
+        if (s == 0 && ablate == 3) t_f = bulk_trace::now_ns();
         __syncwarp();
         if (lane == 0) bulk::bar_arrive(&empty[s % S]);
       }
-      if (ablate >= 3 && warp == 0 && lane == 0) {
+      if (ablate == 3 && warp == 0 && lane == 0) {
         const unsigned i = atomicAdd(&g_xreg_trace_count, 1u);
         if (i >= 5000 && i < 5200)
           printf("XT %u %d %llu %llu %llu %llu %llu\n", i, blockIdx.x, t_in, t_gw, t_x, t_f,
