@@ -1,8 +1,8 @@
-// The batched decode kernel's X conversion kernel (quant_mma_b32.cu; where the helper warps do
-// not convert X and X is not f16, or with TC_QUANT_B32_CONVERT=always): X [M][K] f32, f16 or
-// bf16 (xk, XKind) -> f16 into the workspace (8 values a
-// chunk, round to nearest, b32::x_chunk_f16: half X widened to f32 first, the f32 path's bits),
-// after the previous grid (which may write X) has ended.
+// The batched decode kernel's X conversion kernel (quant_mma_b32.cu; where the helper warps do not
+// convert X and X is not f16, or with TC_QUANT_B32_CONVERT=always): X [M][K] f32, f16 or bf16 (xk,
+// XKind) -> f16 into the workspace (8 values a chunk, round to nearest, b32::x_chunk_f16: half X
+// widened to f32 first, the f32 path's bits), after the previous grid (which may write X) has
+// ended.
 //
 // Two forms:
 //  - convert_x_kernel (the default): one chunk a thread, 256-thread CTAs.
