@@ -158,11 +158,11 @@ Geo geometry(const Args& a, size_t cap) {
   return g;
 }
 
-// At M = 3..8 both batched kernels serve; which one is faster depends on the shape class, not on
-// M (`tc bench decode --per-shape`, H200 2026-11-30 07:50 UTC, the 7B shapes, us a launch, this
-// kernel / the mma.sync X-in-registers kernel, M = 8, X f32 then X f16; the same order at M = 4
-// and 6 with X f16, 08:03 UTC, e.g. Q4_0 22016x4096 21.26 / 24.62, 4096x4096 9.74 / 8.31, Q4_K
-// 22016x4096 25.14 / 27.16, 4096x11008 17.68 / 18.86, Q8_0 4096x11008 19.98 / 22.31 at M = 4;
+// At M = 3..8 both batched kernels serve; which one is faster depends mostly on the shape class
+// (`tc bench decode --per-shape`; first fitted on H200 2026-11-30 07:50 UTC, the 7B shapes, us a
+// launch, this kernel / the mma.sync X-in-registers kernel, M = 8, X f32 then X f16; the same order
+// at M = 4 and 6 with X f16, 08:03 UTC, e.g. Q4_0 22016x4096 21.26 / 24.62, 4096x4096 9.74 / 8.31,
+// Q4_K 22016x4096 25.14 / 27.16, 4096x11008 17.68 / 18.86, Q8_0 4096x11008 19.98 / 22.31 at M = 4;
 // M = 3 was not measured):
 //   Q4_0 12288x4096 14.97 / 15.08, 14.93 / 15.32; 4096x4096 10.04 / 8.22, 9.93 / 8.53;
 //        22016x4096 21.68 / 25.00, 21.59 / 25.03; 4096x11008 15.96 / 15.80, 15.87 / 15.94
@@ -170,22 +170,40 @@ Geo geometry(const Args& a, size_t cap) {
 //        22016x4096 26.75 / 27.57, 25.11 / 27.49; 4096x11008 19.06 / 19.05, 17.85 / 19.12
 //   Q8_0 12288x4096 21.52 / 20.54, 20.96 / 20.37; 4096x4096 12.02 / 10.13, 11.97 / 10.31;
 //        22016x4096 38.15 / 32.65, 35.73 / 32.68; 4096x11008 21.65 / 22.99, 20.28 / 22.72
+// Refitted 2026-11-30 15:05 UTC after the mma.sync kernel's X came by bulk copies
+// (TC_QUANT_F16_XTMA, 1-3 us a launch less), H200, us a launch, this kernel / the mma.sync kernel,
+// M = 4 then M = 8:
+//   Q4_0 X f16 12288x4096 14.17 / 13.98, 13.87 / 14.32; 22016x4096 21.28 / 22.80, 21.18 / 23.27;
+//        4096x11008 15.40 / 13.90, 15.50 / 14.38; 4096x4096 9.18 / 7.52, 9.28 / 7.92
+//   Q4_0 X f32 12288x4096 15.07 / 14.17, 15.30 / 15.23; 22016x4096 22.50 / 22.92, 22.84 / 23.90;
+//        4096x11008 16.52 / 14.10, 16.69 / 15.78
+//   Q4_K X f16 12288x4096 15.72 / 15.60, 15.73 / 16.07; 22016x4096 25.12 / 25.32, 25.04 / 25.91;
+//        4096x11008 16.94 / 17.18, 17.01 / 17.72
+//   Q4_K X f32 12288x4096 17.17 / 15.88, 17.35 / 17.04; 22016x4096 26.39 / 25.57, 26.68 / 26.83;
+//        4096x11008 18.05 / 17.46, 18.01 / 19.05
+//   Q8_0 X f16 12288x4096 20.60 / 16.86, 20.74 / 17.61; 22016x4096 36.17 / 29.23, 36.28 / 29.98;
+//        4096x11008 19.32 / 18.62, 19.42 / 19.16
+//   Q8_0 X f32 4096x11008 20.78 / 18.79, 20.90 / 23.29 (the other shapes 1.3-9 us the other's)
+//   every format 4096x4096: this kernel 1.4-3.2 us slower.
 // So: the small shapes (N K <= 4096^2: one short pass or two per SM) go to the mma.sync kernel,
-// whose fixed cost per launch is lower; Q4_0 takes this kernel everywhere else (its 192-row tiles
-// fill the SMs); Q4_K with X f16 (read by TMA as it is, no conversion) where rows are many
-// (N >= 16384: no K split) or K is long; Q8_0 where K is long (its mma.sync kernel splits K =
-// 11008 over 2-CTA clusters and loads half of X per CTA, 88 KB at M = 8). Fitted on the 7B
-// shapes; other models' shapes (e.g. 4096x14336, 8192x28672) were not measured.
+// whose fixed cost per launch is lower; so does K > 8192 for Q4_0 and for Q8_0 with X f16; this
+// kernel takes the wide shapes (N >= 16384) for Q4_0 and Q4_K X f16, from M = 6 (the crossover
+// between the measured 4 and 8 taken halfway) also N >= 12288 with X f16 and K > 8192 for Q4_K
+// and for Q8_0 with X f32 (the mma.sync kernel loads X f32 at K 11008: too large for the copies).
+// Fitted on the 7B shapes; other models' shapes (e.g. 4096x14336, 8192x28672) were not measured.
+constexpr int kB32LateM = 6;
 bool b32_at_small_m(const Args& a) {
   const long long nk = (long long)a.N * a.K;
   if (nk <= 4096LL * 4096) return false;
+  const bool f16 = a.x_dtype == TC_DTYPE_F16, late = a.M >= kB32LateM;
   switch (a.w_dtype) {
     case TC_DTYPE_Q4_0:
-      return true;
-    case TC_DTYPE_Q4_K:  // X f32: the step lost 2% at M 4 / 8 (08:07 UTC), so f16 X only
-      return a.x_dtype == TC_DTYPE_F16 && (a.N >= 16384 || a.K > 8192);
-    default:
-      return a.K > 8192;
+      return a.K <= 8192 && (a.N >= 16384 || (f16 && late));
+    case TC_DTYPE_Q4_K:
+      if (a.K > 8192) return f16 || late;
+      return f16 && (a.N >= 16384 || late);
+    default:  // Q8_0
+      return a.K > 8192 && !f16 && late;
   }
 }
 

@@ -81,7 +81,7 @@ struct Geo {
   int ablate = 0;       // TC_QUANT_F16_ABLATE (measurement only, Y not written), below
   int rpc = 1;          // rows a copy (TC_QUANT_F16_RPC, with ablate)
   int xpref = 0;        // TC_QUANT_F16_XPREF=1: X prefetched into L2 before the grid wait
-  int xtma = 0;         // TC_QUANT_F16_XTMA=1: X by bulk copies into the ring's last xslots
+  int xtma = 0;         // X by bulk copies into the ring's last xslots (TC_QUANT_F16_XTMA=0: loads)
   int xslots = 0;       // ring slots X takes until it is in registers (xtma)
   uint32_t stride = 0;  // a row's padded slot in a stage (the rank's K range of the row, whole)
   size_t smem = 0;
@@ -156,16 +156,17 @@ Geo geometry(const Args& a) {
   g.RS = want == 2 || want == 4 ? want : fit(4) >= fit(2) ? 4 : 2;
   g.S = fit(g.RS);
   g.smem = kHead + g.RS * (kCW + g.C - 1) * out + g.S * stage;
-  // TC_QUANT_F16_XTMA=1 (A/B, not yet run on a GPU; 2026-11-30): X's rows (this rank's K range,
-  // M rows of Ks elements, kXPad apart) come by cp.async.bulk into the ring's last xslots slots,
-  // which the producer leaves alone until every consumer warp has X in registers (its gate,
-  // xready, at stage xfirst <= S - xslots), instead of 2 XU NT loads a lane. What it should
-  // gain, from the 13:48 UTC run's ABLATE mode 4 against 3 (H200, M 4, 4 rows of f16 X copied
-  // into the reduction slots, not converted): grid wait to X landed 1.06-1.50 against 2.88-2.94
-  // us loaded, the stream with X 2.0-3.0 us a launch shorter on the K 4096 shapes (K 11008 not
-  // measured). ABLATE=1 / 3 with XTMA=1 now measures it, the conversion included. Where X does
-  // not fit beside a gate of at least one stage, the loads as before.
-  if (env_or(tc::knobs::kQuantF16Xtma, 0) == 1 && g.xfirst > 0 && g.ablate != 2) {
+  // X's rows (this rank's K range, M rows of Ks elements, kXPad apart) come by cp.async.bulk into
+  // the ring's last xslots slots, which the producer leaves alone until every consumer warp has X
+  // in registers (its gate, xready, at stage xfirst <= S - xslots), instead of 2 XU NT loads a
+  // lane. H200 2026-11-30 15:03 UTC, M 8, f16 X, us a launch (QKV / O / gate+up / down), loads
+  // -> copies: Q4_0 15.37 / 8.63 / 25.22 / 15.94 -> 14.36 / 7.91 / 23.23 / 14.35, Q8_0 20.33 /
+  // 10.26 / 32.49 / 22.97 -> 17.68 / 9.11 / 30.04 / 19.18; grid wait to X in registers 3.55 ->
+  // 2.82 us (M 4: 2.94 -> 2.43); the 7B step at batch 8 Q4_0 1.959-1.965 -> 1.931-1.936 ms, Q8_0
+  // 2.657-2.665 -> 2.458-2.462, Q4_K 2.316-2.324 -> 2.270-2.271. Where X does not fit beside a
+  // gate of at least one stage (or is not 16-byte aligned), the loads; TC_QUANT_F16_XTMA=0 (A/B)
+  // the loads everywhere.
+  if (env_or(tc::knobs::kQuantF16Xtma, 1) == 1 && g.xfirst > 0 && g.ablate != 2) {
     const size_t xbytes = size_t(a.M) * (g.Ks + kXPad) * (a.x_dtype == TC_DTYPE_F32 ? 4 : 2);
     const int xslots = int((xbytes + stage - 1) / stage);
     if (xslots < g.S && (reinterpret_cast<uintptr_t>(a.x) & 15) == 0) {

@@ -16,7 +16,8 @@
 //   (TC_QUANT_F16_XFIRST; 2 by default, 0 the earlier form) or keeping 1-2 stages in flight
 //   (TC_QUANT_F16_XPACE), X prefetched into L2 before the grid wait (TC_QUANT_F16_XPREF,
 //   fourteenth session), X's rows by bulk copies into the ring's last slots and its items read
-//   from there (TC_QUANT_F16_XTMA, where X fits beside the gate: at K 4096, not at 11008): the
+//   from there (by default since the fifteenth session, where X fits beside the gate) against
+//   X's loads (TC_QUANT_F16_XTMA=0): the
 //   same values and arithmetic, the same bits; 2-CTA clusters where
 //   one CTA would do (TC_QUANT_F16_XCL=2: K split, so other sums): bound 1e-3 and the same bits
 //   over repeats.
@@ -275,7 +276,8 @@ TEST(QuantCudaDecodeKnobs, XregKnobsMatchFloat64) {
       {"xpace=1", {{"TC_QUANT_F16_XPACE", "1"}}, true},
       {"xpace=2 xfirst=1", {{"TC_QUANT_F16_XPACE", "2"}, {"TC_QUANT_F16_XFIRST", "1"}}, true},
       {"xpref=1", {{"TC_QUANT_F16_XPREF", "1"}}, true},
-      {"xtma=1", {{"TC_QUANT_F16_XTMA", "1"}}, true},
+      {"xtma=0", {{"TC_QUANT_F16_XTMA", "0"}}, true},
+      {"xtma=0 xfirst=1", {{"TC_QUANT_F16_XTMA", "0"}, {"TC_QUANT_F16_XFIRST", "1"}}, true},
       {"xtma=1 xfirst=1", {{"TC_QUANT_F16_XTMA", "1"}, {"TC_QUANT_F16_XFIRST", "1"}}, true},
       {"xcl=2", {{"TC_QUANT_F16_XCL", "2"}}, false},
       {"xcl=2 xfirst=2 hoist=0",

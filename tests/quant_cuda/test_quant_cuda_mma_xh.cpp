@@ -58,9 +58,10 @@ std::vector<Family> families() {
            {{{"TC_QUANT_F16_XREG", "0"}, {"TC_QUANT_F16_SPLITS", ""}},
             {{"TC_QUANT_F16_XREG", "0"}, {"TC_QUANT_F16_SPLITS", "3"}},
             {{"TC_QUANT_F16_XREG", ""}, {"TC_QUANT_F16_SPLITS", ""}},
-            // X-in-registers with X's rows brought by bulk copies (TC_QUANT_F16_XTMA; at M 5,
-            // K 11008 half X in 2-CTA clusters, each rank its K range; f32 X there too large).
-            {{"TC_QUANT_F16_XREG", ""}, {"TC_QUANT_F16_SPLITS", ""}, {"TC_QUANT_F16_XTMA", "1"}}}},
+            // X-in-registers with X loaded instead of brought by bulk copies (the default since
+            // the fifteenth session, TC_QUANT_F16_XTMA; at M 5, K 11008 half X in 2-CTA clusters,
+            // each rank its K range; f32 X there too large for the copies).
+            {{"TC_QUANT_F16_XREG", ""}, {"TC_QUANT_F16_SPLITS", ""}, {"TC_QUANT_F16_XTMA", "0"}}}},
           {"mma_b32",
            kq::mma_b32_work_bytes,
            kq::mma_b32_supports,
@@ -82,7 +83,8 @@ std::vector<Family> families() {
 }
 
 // The f16 MMA's forced K split needs 3 pieces of 256; its "as chosen" forms (2, and 3 with
-// TC_QUANT_F16_XTMA) differ from the first only where the X-in-registers kernel may serve (M <= 8).
+// TC_QUANT_F16_XTMA=0) differ from the first only where the X-in-registers kernel may serve (M <=
+// 8).
 bool form_applies(const Family& f, size_t form, const LaunchCase& c) {
   if (std::string(f.name) == "mma_f16" && form == 1) return c.K >= 768;
   if (std::string(f.name) == "mma_f16" && form >= 2) return c.M <= 8;
