@@ -26,9 +26,10 @@ TC_QUANT_LAUNCH size_t mma_b32_work_bytes(const Args& a);
 // Q8_0 to the int8 MMA, quant_mma_bulk.cu; TC_QUANT_B32_Q8=0 sends Q8_0 alone).
 TC_QUANT_LAUNCH bool mma_b32_supports(const Args& a, std::string& why);
 // Whether the rows should run this kernel rather than the older f16 MMA one for a.N x a.K
-// (both supported): from M = 9, at M 3..8 by shape class (N x K, the format and X's type:
+// (both supported): from M = 9, at M 3..8 by shape class (N x K and the format:
 // quant_mma_b32_geometry.cu, b32_at_small_m), never at M <= 2 (the bulk GEMV's);
-// TC_QUANT_B32_MIN_M=m (A/B: from m, 3..9, every shape); TC_QUANT_B32_OLD_BELOW=n (A/B) sends
+// TC_QUANT_B32_MIN_M=m (A/B: from m, 3..9, every shape); TC_QUANT_B32_SMALL=classes (A/B: at
+// M 3..8 exactly the listed classes, w / k / m); TC_QUANT_B32_OLD_BELOW=n (A/B) sends
 // M <= 16 with N * K <= n to the f16 MMA kernel (docs/quant.md has the figures).
 TC_QUANT_LAUNCH bool mma_b32_preferred(const Args& a);
 // Where a CTA has at most 4 stages of K, queues the kernel alone (PDL when a.pdl), whose helper

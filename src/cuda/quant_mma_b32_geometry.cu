@@ -170,41 +170,34 @@ Geo geometry(const Args& a, size_t cap) {
 //        22016x4096 26.75 / 27.57, 25.11 / 27.49; 4096x11008 19.06 / 19.05, 17.85 / 19.12
 //   Q8_0 12288x4096 21.52 / 20.54, 20.96 / 20.37; 4096x4096 12.02 / 10.13, 11.97 / 10.31;
 //        22016x4096 38.15 / 32.65, 35.73 / 32.68; 4096x11008 21.65 / 22.99, 20.28 / 22.72
-// Refitted 2026-11-30 15:05 UTC after the mma.sync kernel's X came by bulk copies
-// (TC_QUANT_F16_XTMA, 1-3 us a launch less), H200, us a launch, this kernel / the mma.sync kernel,
-// M = 4 then M = 8:
-//   Q4_0 X f16 12288x4096 14.17 / 13.98, 13.87 / 14.32; 22016x4096 21.28 / 22.80, 21.18 / 23.27;
-//        4096x11008 15.40 / 13.90, 15.50 / 14.38; 4096x4096 9.18 / 7.52, 9.28 / 7.92
-//   Q4_0 X f32 12288x4096 15.07 / 14.17, 15.30 / 15.23; 22016x4096 22.50 / 22.92, 22.84 / 23.90;
-//        4096x11008 16.52 / 14.10, 16.69 / 15.78
-//   Q4_K X f16 12288x4096 15.72 / 15.60, 15.73 / 16.07; 22016x4096 25.12 / 25.32, 25.04 / 25.91;
-//        4096x11008 16.94 / 17.18, 17.01 / 17.72
-//   Q4_K X f32 12288x4096 17.17 / 15.88, 17.35 / 17.04; 22016x4096 26.39 / 25.57, 26.68 / 26.83;
-//        4096x11008 18.05 / 17.46, 18.01 / 19.05
-//   Q8_0 X f16 12288x4096 20.60 / 16.86, 20.74 / 17.61; 22016x4096 36.17 / 29.23, 36.28 / 29.98;
-//        4096x11008 19.32 / 18.62, 19.42 / 19.16
-//   Q8_0 X f32 4096x11008 20.78 / 18.79, 20.90 / 23.29 (the other shapes 1.3-9 us the other's)
-//   every format 4096x4096: this kernel 1.4-3.2 us slower.
-// So: the small shapes (N K <= 4096^2: one short pass or two per SM) go to the mma.sync kernel,
-// whose fixed cost per launch is lower; so does K > 8192 for Q4_0 and for Q8_0 with X f16; this
-// kernel takes the wide shapes (N >= 16384) for Q4_0 and Q4_K X f16, from M = 6 (the crossover
-// between the measured 4 and 8 taken halfway) also N >= 12288 with X f16 and K > 8192 for Q4_K
-// and for Q8_0 with X f32 (the mma.sync kernel loads X f32 at K 11008: too large for the copies).
-// Fitted on the 7B shapes; other models' shapes (e.g. 4096x14336, 8192x28672) were not measured.
-constexpr int kB32LateM = 6;
+// Per shape alone, after the mma.sync kernel's X came by bulk copies (TC_QUANT_F16_XTMA, 1-3 us a
+// launch less; H200 2026-11-30 15:05 UTC, us a launch, this kernel / the mma.sync kernel, M = 4
+// then M = 8), the mma.sync kernel looked faster on more shapes, e.g. Q4_0 X f16 4096x11008
+// 15.40 / 13.90, 15.50 / 14.38, Q8_0 X f16 4096x11008 19.32 / 18.62, 19.42 / 19.16; but in the
+// step those moves lost (15:15 UTC, ms, batch 4 / 8: Q4_0 X f16 1.916 / 1.936 -> 1.966 / 2.057,
+// Q8_0 X f16 2.381 / 2.453 -> 2.448 / 2.527): a shape timed alone repeats one kernel, whose next
+// launch starts its weight stream under the previous one's tail (PDL); in the step the previous
+// kernel is another. So the classes are chosen on the step (TC_QUANT_B32_SMALL below).
+// Chosen on the step (15:25 UTC, TC_QUANT_B32_SMALL over the 8 class sets, two rounds, ms at batch
+// 4 / 8): the small shapes (N K <= 4096^2: one short pass or two per SM) go to the mma.sync
+// kernel, whose fixed cost per launch is lower; Q4_0 takes this kernel everywhere else (its
+// 192-row tiles fill the SMs; X f16 1.905 / 1.926, the best set or within 0.01 ms of it; X f32
+// 2.008 / 2.060, the best); Q4_K and Q8_0 only where K is long (K > 8192; the mma.sync kernel
+// splits K = 11008 over 2-CTA clusters): Q4_K X f16 2.158 / 2.210 against 2.218 / 2.253 with the
+// wide shapes too, X f32 2.218 / 2.318 against 2.379 / 2.323 (none at M 4, long K at M 8); Q8_0 X
+// f16 2.385 / 2.460, the best, X f32 2.485 / 2.627 (within 0.01 ms of the best). Fitted on the 7B
+// shapes; other models' shapes (e.g. 4096x14336, 8192x28672) were not measured.
+//
+// TC_QUANT_B32_SMALL=classes (A/B, M 3..8, every format): this kernel takes exactly the listed
+// classes of N K > 4096^2: 'w' wide (N >= 16384, K <= 8192), 'k' long K (K > 8192), 'm' the
+// others; any other character (e.g. "-") alone: none.
 bool b32_at_small_m(const Args& a) {
   const long long nk = (long long)a.N * a.K;
   if (nk <= 4096LL * 4096) return false;
-  const bool f16 = a.x_dtype == TC_DTYPE_F16, late = a.M >= kB32LateM;
-  switch (a.w_dtype) {
-    case TC_DTYPE_Q4_0:
-      return a.K <= 8192 && (a.N >= 16384 || (f16 && late));
-    case TC_DTYPE_Q4_K:
-      if (a.K > 8192) return f16 || late;
-      return f16 && (a.N >= 16384 || late);
-    default:  // Q8_0
-      return a.K > 8192 && !f16 && late;
-  }
+  const bool wide = a.N >= 16384 && a.K <= 8192, longk = a.K > 8192;
+  if (const char* v = tc::knobs::get(tc::knobs::kQuantB32Small); v && *v)
+    return std::strchr(v, wide ? 'w' : longk ? 'k' : 'm') != nullptr;
+  return a.w_dtype == TC_DTYPE_Q4_0 || longk;
 }
 
 // N * K at or below which the f16 MMA kernel is preferred at M <= 16 (mma_b32_preferred): 0,

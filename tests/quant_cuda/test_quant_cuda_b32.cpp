@@ -310,7 +310,7 @@ TEST(QuantCudaB32, PublicCallRoutingAtSmallM) {
 }
 
 // Which batched kernel the rows prefer at M 3..8, per shape class of the 7B step (host only, no
-// device: mma_b32_preferred reads the problem and the knobs), M 9 and the knob.
+// device: mma_b32_preferred reads the problem and the knobs), M 9 and the knobs.
 TEST(QuantCudaB32, PreferredAtSmallMByShape) {
   set_knob("TC_QUANT_B32", "");  // the other routing knobs at their defaults
   set_knob("TC_QUANT_B32_OLD_BELOW", "");
@@ -323,34 +323,28 @@ TEST(QuantCudaB32, PreferredAtSmallMByShape) {
   const tc_dtype_t f32 = TC_DTYPE_F32, f16 = TC_DTYPE_F16, q40 = TC_DTYPE_Q4_0, q4k = TC_DTYPE_Q4_K,
                    q80 = TC_DTYPE_Q8_0;
   for (const Want c :
-       {Want{q40, f32, 8, 12288, 4096, false}, Want{q40, f16, 8, 12288, 4096, true},
-        Want{q40, f16, 4, 12288, 4096, false}, Want{q40, f16, 8, 4096, 4096, false},
-        Want{q40, f32, 8, 22016, 4096, true}, Want{q40, f16, 4, 22016, 4096, true},
-        Want{q40, f16, 8, 4096, 11008, false}, Want{q40, f32, 8, 4096, 11008, false},
-        Want{q4k, f32, 8, 12288, 4096, false}, Want{q4k, f16, 8, 12288, 4096, true},
-        Want{q4k, f16, 4, 12288, 4096, false}, Want{q4k, f32, 8, 4096, 4096, false},
-        Want{q4k, f32, 8, 22016, 4096, false}, Want{q4k, f16, 8, 22016, 4096, true},
-        Want{q4k, f32, 8, 4096, 11008, true}, Want{q4k, f32, 4, 4096, 11008, false},
+       {Want{q40, f32, 8, 12288, 4096, true}, Want{q40, f16, 8, 4096, 4096, false},
+        Want{q40, f32, 8, 22016, 4096, true}, Want{q40, f16, 8, 4096, 11008, true},
+        Want{q4k, f32, 8, 12288, 4096, false}, Want{q4k, f16, 8, 12288, 4096, false},
+        Want{q4k, f32, 8, 4096, 4096, false}, Want{q4k, f32, 8, 22016, 4096, false},
+        Want{q4k, f16, 8, 22016, 4096, false}, Want{q4k, f32, 8, 4096, 11008, true},
         Want{q4k, f16, 8, 4096, 11008, true}, Want{q4k, TC_DTYPE_BF16, 8, 4096, 11008, true},
-        Want{q4k, TC_DTYPE_BF16, 4, 4096, 11008, false}, Want{q80, f16, 8, 12288, 4096, false},
-        Want{q80, f32, 8, 22016, 4096, false}, Want{q80, f32, 8, 4096, 11008, true},
-        Want{q80, f16, 8, 4096, 11008, false}, Want{q80, f16, 8, 4096, 4096, false},
+        Want{q4k, f32, 3, 4096, 11008, true}, Want{q4k, f32, 4, 22016, 4096, false},
+        Want{q80, f16, 8, 12288, 4096, false}, Want{q80, f32, 8, 22016, 4096, false},
+        Want{q80, f32, 8, 4096, 11008, true}, Want{q80, f16, 8, 4096, 4096, false},
         Want{q40, f32, 7, 22016, 4096, true},
         Want{q40, f32, 1, 22016, 4096, false},  // M <= 2: the bulk GEMV's
         Want{q80, f16, 2, 4096, 11008, false},
         Want{q4k, f32, 1, 4096, 4096, false, "3"},  // the knob's floor is 3
         Want{q4k, f32, 2, 4096, 4096, false, "3"}, Want{q40, f16, 4, 4096, 4096, false},
         Want{q4k, f16, 3, 4096, 11008, true}, Want{q80, f16, 6, 22016, 4096, false},
-        Want{q4k, f32, 9, 4096, 4096, true}, Want{q80, f32, 9, 12288, 4096, true},
-        Want{q40, f32, 8, 22016, 4096, false, "9"}, Want{q4k, f32, 8, 4096, 4096, true, "8"},
-        // The thresholds: N K just above 4096^2, N 16384, K 8192, M 6.
-        Want{q40, f16, 8, 4097, 4096, true}, Want{q4k, f16, 4, 16384, 4096, true},
-        Want{q4k, f16, 4, 16128, 4096, false}, Want{q80, f32, 8, 4096, 8192, false},
-        Want{q80, f32, 8, 4096, 8448, true}, Want{q40, f16, 8, 4096, 8192, true},
-        Want{q40, f16, 8, 4096, 8448, false}, Want{q40, f16, 5, 12288, 4096, false},
-        Want{q40, f16, 6, 12288, 4096, true}, Want{q80, f32, 5, 4096, 11008, false},
-        Want{q80, f32, 6, 4096, 11008, true}, Want{q4k, f32, 5, 4096, 11008, false},
-        Want{q4k, f32, 6, 4096, 11008, true}}) {
+        Want{q80, f32, 5, 4096, 11008, true}, Want{q4k, f32, 9, 4096, 4096, true},
+        Want{q80, f32, 9, 12288, 4096, true}, Want{q40, f32, 8, 22016, 4096, false, "9"},
+        Want{q4k, f32, 8, 4096, 4096, true, "8"},
+        // The thresholds: N K just above 4096^2, K 8192.
+        Want{q40, f32, 8, 4097, 4096, true}, Want{q4k, f16, 8, 4096, 8448, true},
+        Want{q4k, f16, 8, 4096, 8192, false}, Want{q80, f32, 8, 4096, 8192, false},
+        Want{q80, f32, 8, 4096, 8448, true}}) {
     set_knob("TC_QUANT_B32_MIN_M", c.min_m);
     kq::Args a;
     a.M = c.M;
@@ -362,6 +356,30 @@ TEST(QuantCudaB32, PreferredAtSmallMByShape) {
                                                << c.N << "x" << c.K << " min_m=" << c.min_m;
   }
   set_knob("TC_QUANT_B32_MIN_M", "");
+  // TC_QUANT_B32_SMALL: exactly the listed classes, whatever the format; never the small shapes.
+  struct Small {
+    const char* v;
+    int N, K;
+    bool b32;
+  };
+  for (const Small c : {Small{"k", 4096, 11008, true}, Small{"k", 22016, 4096, false},
+                        Small{"w", 22016, 4096, true}, Small{"w", 12288, 4096, false},
+                        Small{"m", 12288, 4096, true}, Small{"m", 4096, 11008, false},
+                        Small{"wkm", 4096, 4096, false}, Small{"-", 22016, 4096, false},
+                        Small{"-", 4096, 11008, false}}) {
+    set_knob("TC_QUANT_B32_SMALL", c.v);
+    for (tc_dtype_t w : {q40, q4k, q80}) {
+      kq::Args a;
+      a.M = 8;
+      a.N = c.N;
+      a.K = c.K;
+      a.w_dtype = w;
+      a.x_dtype = f16;
+      EXPECT_EQ(kq::mma_b32_preferred(a), c.b32)
+          << "w=" << w << " " << c.N << "x" << c.K << " TC_QUANT_B32_SMALL=" << c.v;
+    }
+  }
+  set_knob("TC_QUANT_B32_SMALL", "");
 }
 
 // What the kernel does not serve is refused with a reason, before anything is queued.
