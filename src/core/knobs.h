@@ -96,6 +96,7 @@ enum Id : int {
   kQuantF16Rpc,
   kQuantF16Xpref,
   kQuantF16Xtma,
+  kQuantF16I8,
   kQuantPrefillQ4kScales,  // quant_prefill_fused.cu's knobs
   kQuantPrefillCluster,
   kQuantPrefillPdl,
@@ -165,6 +166,7 @@ inline constexpr const char* kNames[kCount] = {"TC_GEMM_ROW",
                                                "TC_QUANT_F16_RPC",
                                                "TC_QUANT_F16_XPREF",
                                                "TC_QUANT_F16_XTMA",
+                                               "TC_QUANT_F16_I8",
                                                "TC_QUANT_PREFILL_Q4K_SCALES",
                                                "TC_QUANT_PREFILL_CLUSTER",
                                                "TC_QUANT_PREFILL_PDL"};

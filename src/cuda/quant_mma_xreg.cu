@@ -43,6 +43,7 @@
 #include "cuda/gemv_quant_bulk_trace.cuh"
 #include "cuda/quant_bulk.cuh"
 #include "cuda/quant_launch.cuh"
+#include "cuda/quant_mma_bulk_units.cuh"
 #include "cuda/quant_mma_f16_units.cuh"
 #include "cuda/quant_mma_xreg.cuh"
 #include "cuda/tile/mma.cuh"
@@ -83,6 +84,7 @@ struct Geo {
   int xpref = 0;        // TC_QUANT_F16_XPREF=1: X prefetched into L2 before the grid wait
   int xtma = 0;         // X by bulk copies into the ring's last xslots (TC_QUANT_F16_XTMA=0: loads)
   int xslots = 0;       // ring slots X takes until it is in registers (xtma)
+  bool i8 = false;      // TC_QUANT_F16_I8=1: X quantized to int8 in registers, int8 MMA
   uint32_t stride = 0;  // a row's padded slot in a stage (the rank's K range of the row, whole)
   size_t smem = 0;
 };
@@ -175,6 +177,22 @@ Geo geometry(const Args& a) {
       g.xfirst = std::min(g.xfirst, g.S - xslots);
     }
   }
+  // TC_QUANT_F16_I8=1 (A/B, fifteenth session; not the default): X quantized per 32 to int8 in
+  // the consumers' registers (ggml's Q8 codes, those of quant_mma_bulk.cu's X quantizer; a block
+  // with a NaN or an infinity gets a NaN scale) and mma.sync m16n8k32 s8 on the raw quants
+  // (Q4_0 nibbles, Q8_0 bytes: mma_bulk::load_unit), the block scales applied to each block's
+  // int32 sums. SASS, XU 4, a pass's MMA span: Q8_0 166 instructions against 290, Q4_0 190
+  // against 255. Expected: up to a third off the math the ring does not hide (Q4_0 X f16, M 8:
+  // 4.8 / 2.6 / 8.2 / 5.1 us a launch). Measured slower (H200 2026-11-30 16:45 UTC, two
+  // alternations): M 8 X f16 per shape Q4_0 14.33 / 7.90 / 23.31 -> 15.92 / 9.88 / 24.20 us,
+  // Q8_0 17.7 / 9.06 / 30.3 -> 19.36 / 10.53 / 31.66; the 7B step at batch 4 / 8 Q4_0 1.909-1.922
+  // / 1.934-1.938 -> 2.104-2.114 / 2.080-2.081 ms, Q8_0 2.398-2.399 / 2.468-2.470 -> 2.744-2.758 /
+  // 2.686-2.696 (worse at M 4 than at 8: a fixed cost per launch, X's quantization with its 8
+  // shuffles a block before the first pass, is the suspect; not measured apart). Only M <= 8
+  // without K split (NT 1, C 1), Q4_0 / Q8_0, where 8-bit activations are allowed (act8).
+  if (env_or(tc::knobs::kQuantF16I8, 0) == 1 && a.act8 && g.NT == 1 && g.C == 1 && g.ablate == 0 &&
+      (a.w_dtype == TC_DTYPE_Q4_0 || a.w_dtype == TC_DTYPE_Q8_0))
+    g.i8 = true;
   return g;
 }
 
@@ -182,7 +200,17 @@ Geo geometry(const Args& a) {
 // per kernel and kept in a register, so a pass adds it to the slot's base (one IADD) instead of
 // recomputing it (SASS, Q4_0 NT 1 XU 4: 87 -> 83.5 instructions a unit; batch-8 step -1%);
 // false: the earlier form (TC_QUANT_F16_HOIST=0, A/B). Same loads and arithmetic, same bits.
-template <int FMT, int NT, int C, int XU, bool HOIST>
+// I8: mma.sync m16n8k32 s8 with the accumulators starting at (o0, o1, o0, o1): C columns 2t,
+// 2t + 1 of rows g and g + 8 (Q4_0: minus 8 times X's code sums, the nibbles' offset of 8).
+__device__ __forceinline__ void mma_s8_from(int* c, const uint32_t* a, uint32_t b0, uint32_t b1,
+                                            int o0, int o1) {
+  asm("mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+      "{%10,%11,%10,%11};"
+      : "=r"(c[0]), "=r"(c[1]), "=r"(c[2]), "=r"(c[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1), "r"(o0), "r"(o1));
+}
+
+template <int FMT, int NT, int C, int XU, bool HOIST, bool I8 = false>
 __global__ void __launch_bounds__((kCW + 1) * 32, 1)
     mma_xreg_kernel(const uint8_t* __restrict__ W, const void* __restrict__ X, int xk,
                     float* __restrict__ Y, int M, int N, int K, int Ks, uint32_t rb,
@@ -252,7 +280,13 @@ __global__ void __launch_bounds__((kCW + 1) * 32, 1)
     // This warp's units and their B fragments. Past U (U < 16 XU) the unit is clamped to U - 1
     // with B = 0: finite weights times zero add nothing, and the loop below has no branch.
     int uu[XU];
-    uint4 xb[XU][2][NT];
+    uint4 xb[I8 ? 1 : XU][2][NT];
+    // I8: block 2u + h's int8 codes of X column g at k 4t.. and 16 + 4t.. (b0 / b1 of mma
+    // m16n8k32 s8), the scales of the C fragment's columns 2t, 2t + 1 (Q4_0: and 8 times their
+    // code sums, the nibbles' offset).
+    uint32_t xq8[I8 ? XU : 1][2][2];
+    float xsc[I8 ? XU : 1][2][2];
+    int xsum[I8 ? XU : 1][2][2];
 #pragma unroll
     for (int j = 0; j < XU; ++j) uu[j] = min(warp + kCW * j, U - 1);
     // This warp's B fragments of X from `base` (rows kstride elements apart, unit u of this
@@ -276,6 +310,45 @@ __global__ void __launch_bounds__((kCW + 1) * 32, 1)
                                  : make_uint4(0, 0, 0, 0);
       }
     };
+    // I8: this warp's units quantized from `base` as load_x reads them. The 4 lanes of column g
+    // hold a block's 32 elements; its scale amax / 127 (NaN where the block holds a NaN or an
+    // infinity, so that Y does as in f16) and code sum go to the lanes whose C columns they are.
+    auto quant_x = [&](auto kind, auto ldg, const void* base, int kstride, int u0) {
+#pragma unroll
+      for (int j = 0; j < XU; ++j) {
+        const int u = warp + kCW * j;
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          float4 v0 = make_float4(0.f, 0.f, 0.f, 0.f), v1 = v0;
+          if (u < U && g < M) {
+            const size_t e = size_t(g) * kstride + 32 * (2 * (u0 + u) + h) + 4 * t;
+            v0 = x_load4<decltype(kind)::value, decltype(ldg)::value>(base, e);
+            v1 = x_load4<decltype(kind)::value, decltype(ldg)::value>(base, e + 16);
+          }
+          const float m8 = fmaxf(amax4(v0), amax4(v1));
+          // x - x: 0 where finite, NaN for a NaN or an infinity
+          const float z8 = (v0.x - v0.x) + (v0.y - v0.y) + (v0.z - v0.z) + (v0.w - v0.w) +
+                           (v1.x - v1.x) + (v1.y - v1.y) + (v1.z - v1.z) + (v1.w - v1.w);
+          int bad = z8 != 0.0f;
+          float amax = fmaxf(m8, __shfl_xor_sync(~0u, m8, 1));
+          amax = fmaxf(amax, __shfl_xor_sync(~0u, amax, 2));
+          bad |= __shfl_xor_sync(~0u, bad, 1);
+          bad |= __shfl_xor_sync(~0u, bad, 2);
+          const float id = bad ? 0.0f : q8_inv_scale(amax);
+          int sum = 0;
+          xq8[j][h][0] = uint32_t(q8_pack4(v0, id, sum));
+          xq8[j][h][1] = uint32_t(q8_pack4(v1, id, sum));
+          sum += __shfl_xor_sync(~0u, sum, 1);
+          sum += __shfl_xor_sync(~0u, sum, 2);
+          const float d = bad ? __int_as_float(0x7fc00000) : amax / 127.0f;
+#pragma unroll
+          for (int c = 0; c < 2; ++c) {
+            xsc[j][h][c] = __shfl_sync(~0u, d, 4 * (2 * t + c));
+            xsum[j][h][c] = 8 * __shfl_sync(~0u, sum, 4 * (2 * t + c));
+          }
+        }
+      }
+    };
     // xtma: this rank's X rows, Ks + kXPad elements apart, in the ring's last xslots slots (free
     // until xready: the producer's gate), read from there: the same values and conversions.
     if (xtma) {  // (geometry: never with ABLATE=2)
@@ -288,7 +361,12 @@ __global__ void __launch_bounds__((kCW + 1) * 32, 1)
                      static_cast<const uint8_t*>(X) + (size_t(n) * K + k0) * eb, row_bytes, xbar);
       }
       bulk::bar_wait(xbar, 0);
-      with_x_kind(xk, [&](auto k) { load_x(k, std::false_type{}, xs, Ks + kXPad, 0); });
+      if constexpr (I8)
+        with_x_kind(xk, [&](auto k) { quant_x(k, std::false_type{}, xs, Ks + kXPad, 0); });
+      else
+        with_x_kind(xk, [&](auto k) { load_x(k, std::false_type{}, xs, Ks + kXPad, 0); });
+    } else if constexpr (I8) {
+      with_x_kind(xk, [&](auto k) { quant_x(k, std::true_type{}, X, K, k0 / 64); });
     } else if (ablate != 2) {
       with_x_kind(xk, [&](auto k) { load_x(k, std::true_type{}, X, K, k0 / 64); });
     }
@@ -361,24 +439,46 @@ __global__ void __launch_bounds__((kCW + 1) * 32, 1)
       bulk::bar_wait(&full[slot], uint32_t((s / S) & 1));
       const uint8_t* r0 = ring + size_t(slot) * stage + g * stride;
       tile::FragC16x8 acc[2][NT] = {};  // per block h of a unit: two independent MMA chains
+      if constexpr (I8) {               // NT 1: block h of unit j, its int32 sums times both scales
 #pragma unroll
-      for (int j = 0; j < XU; ++j) {
-        UnitA A;
-        if constexpr (HOIST)
-          load_unit<FMT>(ring + size_t(slot) * stage + uoff[j], stride, 0, t, c4, A);
-        else
-          load_unit<FMT>(r0, stride, uu[j], t, c4, A);
+        for (int j = 0; j < XU; ++j) {
+          mma_bulk::BlockA blk[2];
+          if constexpr (HOIST)
+            mma_bulk::load_unit<FMT>(ring + size_t(slot) * stage + uoff[j], stride, 0, t, blk);
+          else
+            mma_bulk::load_unit<FMT>(r0, stride, uu[j], t, blk);
 #pragma unroll
-        for (int h = 0; h < 2; ++h) {
-          const tile::FragA16x16 a0{
-              {A.frag[h][0][0], A.frag[h][1][0], A.frag[h][0][1], A.frag[h][1][1]}};
-          const tile::FragA16x16 a1{
-              {A.frag[h][0][2], A.frag[h][1][2], A.frag[h][0][3], A.frag[h][1][3]}};
+          for (int h = 0; h < 2; ++h) {
+            const int o0 = FMT == kQ4_0 ? -xsum[j][h][0] : 0,
+                      o1 = FMT == kQ4_0 ? -xsum[j][h][1] : 0;
+            int c[4];
+            mma_s8_from(c, blk[h].a, xq8[j][h][0], xq8[j][h][1], o0, o1);
 #pragma unroll
-          for (int nt = 0; nt < NT; ++nt) {
-            const uint4 b = xb[j][h][nt];
-            tile::mma_16816<tile::f16>(acc[h][nt], a0, tile::FragB16x8{{b.x, b.y}});
-            tile::mma_16816<tile::f16>(acc[h][nt], a1, tile::FragB16x8{{b.z, b.w}});
+            for (int i = 0; i < 4; ++i)  // C row g + 8 (i / 2), column 2t + i % 2
+              acc[h][0].r[i] =
+                  fmaf(blk[h].d[i >> 1] * xsc[j][h][i & 1], float(c[i]), acc[h][0].r[i]);
+          }
+        }
+      } else {
+#pragma unroll
+        for (int j = 0; j < XU; ++j) {
+          UnitA A;
+          if constexpr (HOIST)
+            load_unit<FMT>(ring + size_t(slot) * stage + uoff[j], stride, 0, t, c4, A);
+          else
+            load_unit<FMT>(r0, stride, uu[j], t, c4, A);
+#pragma unroll
+          for (int h = 0; h < 2; ++h) {
+            const tile::FragA16x16 a0{
+                {A.frag[h][0][0], A.frag[h][1][0], A.frag[h][0][1], A.frag[h][1][1]}};
+            const tile::FragA16x16 a1{
+                {A.frag[h][0][2], A.frag[h][1][2], A.frag[h][0][3], A.frag[h][1][3]}};
+#pragma unroll
+            for (int nt = 0; nt < NT; ++nt) {
+              const uint4 b = xb[j][h][nt];
+              tile::mma_16816<tile::f16>(acc[h][nt], a0, tile::FragB16x8{{b.x, b.y}});
+              tile::mma_16816<tile::f16>(acc[h][nt], a1, tile::FragB16x8{{b.z, b.w}});
+            }
           }
         }
       }
@@ -406,6 +506,8 @@ template <int FMT, int NT, int C, int XU>
 tc_status_t launch_fmt(const Args& a, const Geo& g, cudaStream_t s) {
   auto* kernel =
       g.hoist ? mma_xreg_kernel<FMT, NT, C, XU, true> : mma_xreg_kernel<FMT, NT, C, XU, false>;
+  if constexpr (NT == 1 && C == 1 && FMT != kQ4_K)
+    if (g.i8) kernel = mma_xreg_kernel<FMT, NT, C, XU, true, true>;
   if (const tc_status_t st = allow_smem(reinterpret_cast<const void*>(kernel), kSmemCap);
       st != TC_SUCCESS)
     return st;

@@ -27,8 +27,10 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <string>
 #include <utility>
 #include <vector>
@@ -306,6 +308,67 @@ TEST(QuantCudaDecodeKnobs, XregKnobsMatchFloat64) {
     }
   }
   EXPECT_EQ(ran, 18);
+}
+
+// TC_QUANT_F16_I8=1 (X quantized to int8 in the X-in-registers kernel's registers, int8 MMAs):
+// within the int8 MMA kernel's bound of float64, not the f16 kernel's bits (so the int8 path is
+// the one that ran), the same bits with X loaded (XTMA=0); and X's non-finite values reach Y as
+// in f16: a column with a NaN or an infinity gives no finite output, the others stay finite.
+TEST(QuantCudaDecodeKnobs, XregI8MatchesFloat64AndKeepsNonFinite) {
+  if (!tc_device_available(TC_DEVICE_CUDA)) GTEST_SKIP() << "no CUDA device";
+  Context ctx;
+  ASSERT_EQ(tc_context_create(&ctx.ctx, TC_DEVICE_CUDA), TC_SUCCESS) << tc_last_error_message();
+  cudaStream_t st = nullptr;
+  ASSERT_EQ(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking), cudaSuccess);
+  uint32_t seed = 5700;
+  for (tc_dtype_t wf : {TC_DTYPE_Q4_0, TC_DTYPE_Q8_0}) {
+    for (const LaunchCase& c : {LaunchCase{wf, 8, 1031, 4096}, LaunchCase{wf, 5, 131, 1024},
+                                LaunchCase{wf, 3, 67, 2816}, LaunchCase{wf, 7, 20011, 512}}) {
+      const Weights wt = make_weights(c.w, c.N, c.K, seed += 2);
+      Activations a = make_activations(TC_DTYPE_F32, c.M, c.K, seed + 1);
+      const std::vector<double> ref = reference(wt, a, c.M, c.N, c.K);
+      DevMem w(wt.bytes.size()), x(a.bytes()), y(ref.size() * 4);
+      ASSERT_NO_FATAL_FAILURE(upload(wt, a, w, x));
+      const std::string what = "w=" + std::to_string(c.w) + " M=" + std::to_string(c.M) +
+                               " N=" + std::to_string(c.N) + " K=" + std::to_string(c.K);
+      auto run = [&](const char* i8, const char* xtma) {
+        setenv("TC_QUANT_F16_I8", i8, 1);
+        setenv("TC_QUANT_F16_XTMA", xtma, 1);
+        std::vector<float> got(ref.size());
+        EXPECT_EQ(cudaMemsetAsync(y.p, 0xff, got.size() * 4, st), cudaSuccess);
+        kq::Args args = launch_args(c, w, x, y);
+        args.act8 = true;
+        std::string why;
+        EXPECT_TRUE(kq::mma_f16_supports(args, why)) << why;
+        EXPECT_EQ(kq::launch_mma_f16(args, st), TC_SUCCESS) << tc_last_error_message();
+        EXPECT_EQ(cudaMemcpyAsync(got.data(), y.p, got.size() * 4, cudaMemcpyDeviceToHost, st),
+                  cudaSuccess);
+        EXPECT_EQ(cudaStreamSynchronize(st), cudaSuccess);
+        unsetenv("TC_QUANT_F16_I8");
+        unsetenv("TC_QUANT_F16_XTMA");
+        return got;
+      };
+      const std::vector<float> f16 = run("0", "1"), i8 = run("1", "1"), i8l = run("1", "0");
+      EXPECT_LE(rms_scaled(f16, ref), 1e-3) << what;
+      EXPECT_LE(rms_scaled(i8, ref), 5e-3) << what;
+      EXPECT_NE(std::memcmp(i8.data(), f16.data(), i8.size() * 4), 0) << "I8 ran f16: " << what;
+      EXPECT_EQ(std::memcmp(i8.data(), i8l.data(), i8.size() * 4), 0) << "XTMA=0: " << what;
+      // A NaN in column 1, an infinity in column 2 (last block of the K range).
+      a.f[size_t(1) * c.K + 100] = std::numeric_limits<float>::quiet_NaN();
+      a.f[size_t(2) * c.K + c.K - 3] = std::numeric_limits<float>::infinity();
+      ASSERT_NO_FATAL_FAILURE(upload(wt, a, w, x));
+      for (const char* xtma : {"1", "0"}) {
+        const std::vector<float> got = run("1", xtma);
+        for (int m = 0; m < c.M; ++m)
+          for (int n = 0; n < c.N; n += 7) {
+            const bool finite = std::isfinite(got[size_t(m) * c.N + n]);
+            ASSERT_EQ(finite, m != 1 && m != 2)
+                << what << " xtma=" << xtma << " column " << m << " row " << n;
+          }
+      }
+    }
+  }
+  cudaStreamDestroy(st);
 }
 
 }  // namespace

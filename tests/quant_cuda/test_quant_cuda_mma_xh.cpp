@@ -5,7 +5,8 @@
 // or bf16 gives the bits of the same values widened to f32 and passed as f32 X. Checked on Q4_0,
 // Q8_0 and Q4_K, M 3, 8, 9, 13, 16, 32, odd N, K 256 / 4096 / 11008, with each family's ways of
 // reading X (f16 MMA: in the kernel, and the convert kernel with K split in 3, the
-// X-in-registers kernel loading X or bulk-copying its rows (TC_QUANT_F16_XTMA); wgmma: the
+// X-in-registers kernel loading X or bulk-copying its rows (TC_QUANT_F16_XTMA), and with X
+// quantized to int8 in its registers (TC_QUANT_F16_I8, int8 MMAs, bound 5e-3); wgmma: the
 // helper warps, the convert kernel and its resident form, f16 X read by TMA as it is (every
 // format) and through the convert kernel, 3 forced K splits; int8 MMA: the
 // quantize kernel, K split over launches at M 32, K 11008), without and with PDL, Y poisoned
@@ -62,6 +63,24 @@ std::vector<Family> families() {
             // the fifteenth session, TC_QUANT_F16_XTMA; at M 5, K 11008 half X in 2-CTA clusters,
             // each rank its K range; f32 X there too large for the copies).
             {{"TC_QUANT_F16_XREG", ""}, {"TC_QUANT_F16_SPLITS", ""}, {"TC_QUANT_F16_XTMA", "0"}}}},
+          // X-in-registers with X quantized to int8 in registers and int8 MMAs
+          // (TC_QUANT_F16_I8=1, where 8-bit activations are allowed: Q4_0 / Q8_0, M <= 8, no K
+          // split; elsewhere the f16 kernel), X by bulk copies and by loads. X's codes are
+          // ggml's Q8 ones, so the bound is the int8 MMA kernel's.
+          {"mma_f16_i8",
+           kq::mma_f16_work_bytes,
+           [](const kq::Args& a, std::string& why) {
+             kq::Args b = a;
+             b.act8 = true;
+             return kq::mma_f16_supports(b, why);
+           },
+           [](const kq::Args& a, void* s) {
+             kq::Args b = a;
+             b.act8 = true;
+             return kq::launch_mma_f16(b, s);
+           },
+           5e-3,
+           {{{"TC_QUANT_F16_I8", "1"}}, {{"TC_QUANT_F16_I8", "1"}, {"TC_QUANT_F16_XTMA", "0"}}}},
           {"mma_b32",
            kq::mma_b32_work_bytes,
            kq::mma_b32_supports,
@@ -88,6 +107,7 @@ std::vector<Family> families() {
 bool form_applies(const Family& f, size_t form, const LaunchCase& c) {
   if (std::string(f.name) == "mma_f16" && form == 1) return c.K >= 768;
   if (std::string(f.name) == "mma_f16" && form >= 2) return c.M <= 8;
+  if (std::string(f.name) == "mma_f16_i8") return c.M <= 8;
   return true;
 }
 
