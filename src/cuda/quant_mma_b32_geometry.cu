@@ -197,7 +197,10 @@ bool b32_at_small_m(const Args& a) {
   const bool wide = a.N >= 16384 && a.K <= 8192, longk = a.K > 8192;
   if (const char* v = tc::knobs::get(tc::knobs::kQuantB32Small); v && *v)
     return std::strchr(v, wide ? 'w' : longk ? 'k' : 'm') != nullptr;
-  return a.w_dtype == TC_DTYPE_Q4_0 || longk;
+  // Q4_K with bf16 X (not measured in the step) stays on the mma.sync kernel, which reads it
+  // natively, as before the refit.
+  const bool q4k_bf16 = a.w_dtype == TC_DTYPE_Q4_K && a.x_dtype == TC_DTYPE_BF16;
+  return a.w_dtype == TC_DTYPE_Q4_0 || (longk && !q4k_bf16);
 }
 
 // N * K at or below which the f16 MMA kernel is preferred at M <= 16 (mma_b32_preferred): 0,

@@ -328,7 +328,7 @@ TEST(QuantCudaB32, PreferredAtSmallMByShape) {
         Want{q4k, f32, 8, 12288, 4096, false}, Want{q4k, f16, 8, 12288, 4096, false},
         Want{q4k, f32, 8, 4096, 4096, false}, Want{q4k, f32, 8, 22016, 4096, false},
         Want{q4k, f16, 8, 22016, 4096, false}, Want{q4k, f32, 8, 4096, 11008, true},
-        Want{q4k, f16, 8, 4096, 11008, true}, Want{q4k, TC_DTYPE_BF16, 8, 4096, 11008, true},
+        Want{q4k, f16, 8, 4096, 11008, true}, Want{q4k, TC_DTYPE_BF16, 8, 4096, 11008, false},
         Want{q4k, f32, 3, 4096, 11008, true}, Want{q4k, f32, 4, 22016, 4096, false},
         Want{q80, f16, 8, 12288, 4096, false}, Want{q80, f32, 8, 22016, 4096, false},
         Want{q80, f32, 8, 4096, 11008, true}, Want{q80, f16, 8, 4096, 4096, false},
