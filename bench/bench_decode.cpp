@@ -213,7 +213,12 @@ std::string kernels_text(const std::set<std::string>& kernels, double ms) {
 // --per-shape: each layer shape of the step alone, its o.layers GEMVs in one graph (weights
 // rotated through the layers' copies, so they stream from HBM unless those copies fit in L2:
 // then the line says so), µs a launch against the streaming time of its weight bytes at the
-// copy rate.
+// copy rate. Alone, a shape's launches follow launches of the same kernel, whose tails their
+// weight streams overlap under PDL; in the step they follow another shape's kernel, and the
+// per-shape times mispredicted the step by up to 0.14 ms (docs/quant.md, "Fifteenth session").
+// So each line also gives the shape's cost in the step, leave-one-out: the whole step's time
+// less the step's without that shape's launches (the head and the other shapes kept), per
+// launch.
 void shape_cells(const Step& s, tc_dtype_t f, const std::string& name, int batch, const XCell& c,
                  const void* xp, const Buffer& y, const Buffer& work, cudaStream_t st,
                  double seconds, double copy, nlohmann::json& doc) {
@@ -222,13 +227,20 @@ void shape_cells(const Step& s, tc_dtype_t f, const std::string& name, int batch
   if (cudaGetDevice(&dev) != cudaSuccess ||
       cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, dev) != cudaSuccess)
     l2 = 0;
+  std::set<std::string> all_kernels;
+  const double full = time_step(s, f, batch, c.act8, c.xt, xp, static_cast<float*>(y.ptr()), work,
+                                st, seconds, &all_kernels);
   for (size_t j = 0; j < kShapes; ++j) {
-    std::vector<size_t> only;
-    for (size_t i = j; i + 1 < s.w.size(); i += kShapes) only.push_back(i);
-    std::set<std::string> kernels;
+    std::vector<size_t> only, others;
+    for (size_t i = 0; i < s.w.size(); ++i)
+      (i % kShapes == j && i + 1 < s.w.size() ? only : others).push_back(i);
+    std::set<std::string> kernels, ignored;
     const double ms = time_step(s, f, batch, c.act8, c.xt, xp, static_cast<float*>(y.ptr()), work,
                                 st, seconds, &kernels, only);
     const double us = ms > 0 ? 1e3 * ms / double(only.size()) : -1;
+    const double rest = time_step(s, f, batch, c.act8, c.xt, xp, static_cast<float*>(y.ptr()), work,
+                                  st, seconds, &ignored, others);
+    const double in_step = full > 0 && rest > 0 ? 1e3 * (full - rest) / double(only.size()) : -1;
     const double bytes = double(tc_buffer_size(s.w[j].b));
     const double ideal = copy > 0 ? bytes / (copy * 1e9) * 1e6 : 0;
     const double gbps = us > 0 ? bytes / us / 1e3 : 0.0;
@@ -236,9 +248,9 @@ void shape_cells(const Step& s, tc_dtype_t f, const std::string& name, int batch
     const std::string ks = kernels_text(kernels, ms);
     fmt::print(
         "{:>6} | {:>5} | {:>6} |   shape {}x{}: {:.2f} us a launch, {:.0f} GB/s, streaming "
-        "at the copy rate {:.2f} us ({:+.2f}){} | {}\n",
+        "at the copy rate {:.2f} us ({:+.2f}){}; in the step {:.2f} us | {}\n",
         name, batch, c.label, kLayer[j].N, kLayer[j].K, us, gbps, ideal, us - ideal,
-        in_l2 ? " (L2-resident: not a streaming time)" : "", ks);
+        in_l2 ? " (L2-resident: not a streaming time)" : "", in_step, ks);
     doc["shapes"].push_back({{"format", name},
                              {"batch", batch},
                              {"x", c.label},
@@ -249,6 +261,7 @@ void shape_cells(const Step& s, tc_dtype_t f, const std::string& name, int batch
                              {"gbps", gbps},
                              {"ideal_us", ideal},
                              {"l2_resident", in_l2},
+                             {"in_step_us", in_step},
                              {"kernels", ks}});
   }
 }

@@ -52,8 +52,9 @@ for xc in ("f32", "f16", "bf16", "q8_0"):
                 line += f"; batch {b} {r:.2f}x batch 1 ({'ok' if r <= lim else 'over'} {lim}x)"
         print(line + (" (>= 900 tok/s: " + ("ok" if 1e3 / best[1] >= 900 else "not yet") + ")" if fmt == "q4_0" else ""))
 PY
-# Where batch 8 spends its time (X f16): each layer shape alone, us a launch against streaming.
-timeout 40 "$TC" bench decode --device cuda --batches 8 --x f16 --seconds 0.04 --per-shape \
+# Where batch 8 spends its time (X f16): each layer shape alone, us a launch against streaming,
+# and its cost in the step (leave-one-out: the step less the step without that shape).
+timeout 60 "$TC" bench decode --device cuda --batches 8 --x f16 --seconds 0.04 --per-shape \
   > "$OUT/quant_shapes.txt" 2>&1 || echo "tc bench decode --per-shape exit $?"
 grep -E "shape [0-9]+x[0-9]+:" "$OUT/quant_shapes.txt" | sed -E 's/, streaming at the copy rate/ vs/'
 timeout 50 "$TC" bench quant --device cuda --ms 1,8,32 --seconds 0.05 \

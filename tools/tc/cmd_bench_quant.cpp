@@ -131,7 +131,8 @@ void tc_cli_add_bench_quant(CLI::App& app) {
   decode->add_option("--layers", o->layers, "transformer layers (default 32)")
       ->check(CLI::Range(1, 32));
   decode->add_flag("--per-shape", o->per_shape,
-                   "also time each layer shape alone (us a launch against its streaming time)");
+                   "also time each layer shape alone (us a launch against its streaming time) and "
+                   "its cost in the step (the step less the step without it)");
   decode->callback([o] { run_decode(*o); });
   auto* quant = bench->add_subcommand(
       "quant", "quantized kernels: GB/s (decode, hot and rotated), TFLOP/s (prefill M=512)");
