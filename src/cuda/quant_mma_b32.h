@@ -26,7 +26,7 @@ TC_QUANT_LAUNCH size_t mma_b32_work_bytes(const Args& a);
 // Q8_0 to the int8 MMA, quant_mma_bulk.cu; TC_QUANT_B32_Q8=0 sends Q8_0 alone).
 TC_QUANT_LAUNCH bool mma_b32_supports(const Args& a, std::string& why);
 // Whether the rows should run this kernel rather than the older f16 MMA one for a.N x a.K
-// (both supported): from M = 9, at M 3..8 by shape class (N x K and the format:
+// (both supported): from M = 9, at M 3..8 by shape class (N x K, the format, X's type for Q4_K:
 // quant_mma_b32_geometry.cu, b32_at_small_m), never at M <= 2 (the bulk GEMV's);
 // TC_QUANT_B32_MIN_M=m (A/B: from m, 3..9, every shape); TC_QUANT_B32_SMALL=classes (A/B: at
 // M 3..8 exactly the listed classes, w / k / m); TC_QUANT_B32_OLD_BELOW=n (A/B) sends

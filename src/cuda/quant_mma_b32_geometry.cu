@@ -181,12 +181,13 @@ Geo geometry(const Args& a, size_t cap) {
 // Chosen on the step (15:25 UTC, TC_QUANT_B32_SMALL over the 8 class sets, two rounds, ms at batch
 // 4 / 8): the small shapes (N K <= 4096^2: one short pass or two per SM) go to the mma.sync
 // kernel, whose fixed cost per launch is lower; Q4_0 takes this kernel everywhere else (its
-// 192-row tiles fill the SMs; X f16 1.905 / 1.926, the best set or within 0.01 ms of it; X f32
-// 2.008 / 2.060, the best); Q4_K and Q8_0 only where K is long (K > 8192; the mma.sync kernel
-// splits K = 11008 over 2-CTA clusters): Q4_K X f16 2.158 / 2.210 against 2.218 / 2.253 with the
-// wide shapes too, X f32 2.218 / 2.318 against 2.379 / 2.323 (none at M 4, long K at M 8); Q8_0 X
-// f16 2.385 / 2.460, the best, X f32 2.485 / 2.627 (within 0.01 ms of the best). Fitted on the 7B
-// shapes; other models' shapes (e.g. 4096x14336, 8192x28672) were not measured.
+// 192-row tiles fill the SMs; X f16 1.905-1.911 / 1.920-1.926, the best set or within 0.01 ms of
+// it; X f32 2.001-2.008 / 2.055-2.060, the best); Q4_K and Q8_0 only where K is long (K > 8192; the
+// mma.sync kernel splits K = 11008 over 2-CTA clusters): Q4_K X f16 2.157-2.158 / 2.210-2.217
+// against 2.215-2.218 / 2.245-2.253 with the wide shapes too, X f32 2.218-2.226 / 2.318
+// against 2.372-2.379 / 2.316-2.323 (none at M 4, long K at M 8); Q8_0 X f16 2.385-2.388
+// / 2.460-2.464, the best, X f32 2.485-2.494 / 2.627-2.634 (within 0.01 ms of the best). Fitted on
+// the 7B shapes; other models' shapes (e.g. 4096x14336, 8192x28672) were not measured.
 //
 // TC_QUANT_B32_SMALL=classes (A/B, M 3..8, every format): this kernel takes exactly the listed
 // classes of N K > 4096^2: 'w' wide (N >= 16384, K <= 8192), 'k' long K (K > 8192), 'm' the

@@ -183,11 +183,11 @@ Geo geometry(const Args& a) {
   // (Q4_0 nibbles, Q8_0 bytes: mma_bulk::load_unit), the block scales applied to each block's
   // int32 sums. SASS, XU 4, a pass's MMA span: Q8_0 166 instructions against 290, Q4_0 190
   // against 255. Expected: up to a third off the math the ring does not hide (Q4_0 X f16, M 8:
-  // 4.8 / 2.6 / 8.2 / 5.1 us a launch). Measured slower (H200 2026-11-30 16:45 UTC, two
+  // 4.8 / 2.6 / 8.2 / 5.1 us a launch). Measured slower (H200 2026-11-30 15:40 UTC, two
   // alternations): M 8 X f16 per shape Q4_0 14.33 / 7.90 / 23.31 -> 15.92 / 9.88 / 24.20 us,
   // Q8_0 17.7 / 9.06 / 30.3 -> 19.36 / 10.53 / 31.66; the 7B step at batch 4 / 8 Q4_0 1.909-1.922
   // / 1.934-1.938 -> 2.104-2.114 / 2.080-2.081 ms, Q8_0 2.398-2.399 / 2.468-2.470 -> 2.744-2.758 /
-  // 2.686-2.696 (worse at M 4 than at 8: a fixed cost per launch, X's quantization with its 8
+  // 2.686-2.696 (worse at M 4 than at 8: a fixed cost per launch, X's quantization with its 10
   // shuffles a block before the first pass, is the suspect; not measured apart). Only M <= 8
   // without K split (NT 1, C 1), Q4_0 / Q8_0, where 8-bit activations are allowed (act8).
   if (env_or(tc::knobs::kQuantF16I8, 0) == 1 && a.act8 && g.NT == 1 && g.C == 1 && g.ablate == 0 &&

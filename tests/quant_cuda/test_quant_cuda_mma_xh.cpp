@@ -61,7 +61,7 @@ std::vector<Family> families() {
             {{"TC_QUANT_F16_XREG", ""}, {"TC_QUANT_F16_SPLITS", ""}},
             // X-in-registers with X loaded instead of brought by bulk copies (the default since
             // the fifteenth session, TC_QUANT_F16_XTMA; at M 5, K 11008 half X in 2-CTA clusters,
-            // each rank its K range; f32 X there too large for the copies).
+            // each rank its K range; Q8_0's f32 X there too large for the copies, so loaded).
             {{"TC_QUANT_F16_XREG", ""}, {"TC_QUANT_F16_SPLITS", ""}, {"TC_QUANT_F16_XTMA", "0"}}}},
           // X-in-registers with X quantized to int8 in registers and int8 MMAs
           // (TC_QUANT_F16_I8=1, where 8-bit activations are allowed: Q4_0 / Q8_0, M <= 8, no K
