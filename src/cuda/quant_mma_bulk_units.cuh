@@ -16,13 +16,16 @@ namespace tc::cuda::quant::mma_bulk {
 
 constexpr uint32_t kM4 = 0x0F0F0F0Fu;
 
+// c = A B + (o0, o1, o0, o1): the accumulators start at o0 in columns 2t and o1 in 2t + 1 of
+// both rows (0 by default; quant_mma_xreg.cu's int8 path starts Q4_0's at minus 8 times X's code
+// sums, the nibbles' offset).
 __device__ __forceinline__ void mma_s8(int* c, uint32_t a0, uint32_t a1, uint32_t a2, uint32_t a3,
-                                       uint32_t b0, uint32_t b1) {
+                                       uint32_t b0, uint32_t b1, int o0 = 0, int o1 = 0) {
   asm volatile(
       "mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
-      "{%10,%11,%12,%13};"
+      "{%10,%11,%10,%11};"
       : "=r"(c[0]), "=r"(c[1]), "=r"(c[2]), "=r"(c[3])
-      : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1), "r"(0), "r"(0), "r"(0), "r"(0));
+      : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1), "r"(o0), "r"(o1));
 }
 
 __device__ __forceinline__ uint32_t ld32(const uint8_t* p) {

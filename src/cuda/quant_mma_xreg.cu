@@ -200,16 +200,6 @@ Geo geometry(const Args& a) {
 // per kernel and kept in a register, so a pass adds it to the slot's base (one IADD) instead of
 // recomputing it (SASS, Q4_0 NT 1 XU 4: 87 -> 83.5 instructions a unit; batch-8 step -1%);
 // false: the earlier form (TC_QUANT_F16_HOIST=0, A/B). Same loads and arithmetic, same bits.
-// I8: mma.sync m16n8k32 s8 with the accumulators starting at (o0, o1, o0, o1): C columns 2t,
-// 2t + 1 of rows g and g + 8 (Q4_0: minus 8 times X's code sums, the nibbles' offset of 8).
-__device__ __forceinline__ void mma_s8_from(int* c, const uint32_t* a, uint32_t b0, uint32_t b1,
-                                            int o0, int o1) {
-  asm("mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
-      "{%10,%11,%10,%11};"
-      : "=r"(c[0]), "=r"(c[1]), "=r"(c[2]), "=r"(c[3])
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1), "r"(o0), "r"(o1));
-}
-
 template <int FMT, int NT, int C, int XU, bool HOIST, bool I8 = false>
 __global__ void __launch_bounds__((kCW + 1) * 32, 1)
     mma_xreg_kernel(const uint8_t* __restrict__ W, const void* __restrict__ X, int xk,
@@ -354,6 +344,16 @@ __global__ void __launch_bounds__((kCW + 1) * 32, 1)
         }
       }
     };
+    // X into this warp's registers, from global memory (ldg) or shared memory: f16 fragments, or
+    // (I8) int8 codes and scales.
+    auto read_x = [&](auto ldg, const void* base, int kstride, int u0) {
+      with_x_kind(xk, [&](auto k) {
+        if constexpr (I8)
+          quant_x(k, ldg, base, kstride, u0);
+        else
+          load_x(k, ldg, base, kstride, u0);
+      });
+    };
     // xtma: this rank's X rows, Ks + kXPad elements apart, in the ring's last xslots slots (free
     // until xready: the producer's gate), read from there: the same values and conversions.
     if (xtma) {  // (geometry: never with ABLATE=2)
@@ -366,14 +366,9 @@ __global__ void __launch_bounds__((kCW + 1) * 32, 1)
                      static_cast<const uint8_t*>(X) + (size_t(n) * K + k0) * eb, row_bytes, xbar);
       }
       bulk::bar_wait(xbar, 0);
-      if constexpr (I8)
-        with_x_kind(xk, [&](auto k) { quant_x(k, std::false_type{}, xs, Ks + kXPad, 0); });
-      else
-        with_x_kind(xk, [&](auto k) { load_x(k, std::false_type{}, xs, Ks + kXPad, 0); });
-    } else if constexpr (I8) {
-      with_x_kind(xk, [&](auto k) { quant_x(k, std::true_type{}, X, K, k0 / 64); });
-    } else if (ablate != 2) {
-      with_x_kind(xk, [&](auto k) { load_x(k, std::true_type{}, X, K, k0 / 64); });
+      read_x(std::false_type{}, xs, Ks + kXPad, 0);
+    } else if (ablate != 2) {  // (I8: never with ABLATE)
+      read_x(std::true_type{}, X, K, k0 / 64);
     }
     __syncwarp();
     if (lane == 0) bulk::bar_arrive(xready);  // this warp's X loads are issued (and converted)
@@ -460,7 +455,8 @@ __global__ void __launch_bounds__((kCW + 1) * 32, 1)
               o1 = -xsum[j][h][1];
             }
             int c[4];
-            mma_s8_from(c, blk[h].a, xq8[j][h][0], xq8[j][h][1], o0, o1);
+            mma_bulk::mma_s8(c, blk[h].a[0], blk[h].a[1], blk[h].a[2], blk[h].a[3], xq8[j][h][0],
+                             xq8[j][h][1], o0, o1);
 #pragma unroll
             for (int i = 0; i < 4; ++i)  // C row g + 8 (i / 2), column 2t + i % 2
               acc[h][0].r[i] =

@@ -17,10 +17,9 @@
 //   (TC_QUANT_F16_XPACE), X prefetched into L2 before the grid wait (TC_QUANT_F16_XPREF,
 //   fourteenth session), X's rows by bulk copies into the ring's last slots and its items read
 //   from there (by default since the fifteenth session, where X fits beside the gate) against
-//   X's loads (TC_QUANT_F16_XTMA=0): the
-//   same values and arithmetic, the same bits; 2-CTA clusters where
-//   one CTA would do (TC_QUANT_F16_XCL=2: K split, so other sums): bound 1e-3 and the same bits
-//   over repeats.
+//   X's loads (TC_QUANT_F16_XTMA=0): the same values and arithmetic, the same bits; 2-CTA
+//   clusters where one CTA would do (TC_QUANT_F16_XCL=2: K split, so other sums): bound 1e-3 and
+//   the same bits over repeats.
 // Odd N, K from 1024 to 14336 (ring slots reused, partial last tiles and passes), every format.
 // Skips without a CUDA device.
 #include <cuda_runtime_api.h>
