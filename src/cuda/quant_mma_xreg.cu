@@ -276,7 +276,7 @@ __global__ void __launch_bounds__((kCW + 1) * 32, 1)
     // code sums, the nibbles' offset).
     uint32_t xq8[I8 ? XU : 1][2][2];
     float xsc[I8 ? XU : 1][2][2];
-    int xsum[I8 ? XU : 1][2][2];
+    int xsum[I8 && FMT == kQ4_0 ? XU : 1][2][2];
 #pragma unroll
     for (int j = 0; j < XU; ++j) uu[j] = min(warp + kCW * j, U - 1);
     // This warp's B fragments of X from `base` (rows kstride elements apart, unit u of this
