@@ -16,16 +16,14 @@ namespace tc::cuda::quant::mma_bulk {
 
 constexpr uint32_t kM4 = 0x0F0F0F0Fu;
 
-// c = A B + (o0, o1, o0, o1): the accumulators start at o0 in columns 2t and o1 in 2t + 1 of
-// both rows (0 by default; quant_mma_xreg.cu's int8 path starts Q4_0's at minus 8 times X's code
-// sums, the nibbles' offset).
+// c = A B (the accumulators start at 0).
 __device__ __forceinline__ void mma_s8(int* c, uint32_t a0, uint32_t a1, uint32_t a2, uint32_t a3,
-                                       uint32_t b0, uint32_t b1, int o0 = 0, int o1 = 0) {
+                                       uint32_t b0, uint32_t b1) {
   asm volatile(
       "mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
-      "{%10,%11,%10,%11};"
+      "{%10,%10,%10,%10};"
       : "=r"(c[0]), "=r"(c[1]), "=r"(c[2]), "=r"(c[3])
-      : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1), "r"(o0), "r"(o1));
+      : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1), "r"(0));
 }
 
 __device__ __forceinline__ uint32_t ld32(const uint8_t* p) {
@@ -41,8 +39,10 @@ struct BlockA {
 };
 
 // The unit's two blocks for the lane's rows, decoded from the stage (rows g and g + 8 at `r0`
-// and r0 + 8 stride).
-template <int FMT>
+// and r0 + 8 stride). CENTRED (Q4_0 only): the codes are 16 (q - 8) as signed bytes (q ^ 8 in
+// the high nibble, a low one of 0: no offset to take out of the sums), so the caller scales the
+// sums by 1 / 16 (exact; quant_mma_xreg.cu's int8 path folds it into X's scales).
+template <int FMT, bool CENTRED = false>
 __device__ __forceinline__ void load_unit(const uint8_t* r0, uint32_t stride, int u, int t,
                                           BlockA* blk) {
 #pragma unroll
@@ -55,10 +55,19 @@ __device__ __forceinline__ void load_unit(const uint8_t* r0, uint32_t stride, in
       const uint32_t qb = ld32(q + 20 + 4 * t);
       blk[0].d[r] = h2f(uint16_t(w0));
       blk[1].d[r] = h2f(uint16_t(w4 >> 16));
-      blk[0].a[r] = qa & kM4;             // elements 4t.. are low nibbles of qs[4t..]
-      blk[0].a[2 + r] = (qa >> 4) & kM4;  // elements 16 + 4t.. the high ones
-      blk[1].a[r] = qb & kM4;
-      blk[1].a[2 + r] = (qb >> 4) & kM4;
+      if constexpr (CENTRED) {  // every nibble q ^ 8; the low ones moved up, the high in place
+        constexpr uint32_t kHi = 0xF0F0F0F0u;
+        const uint32_t ca = qa ^ 0x88888888u, cb = qb ^ 0x88888888u;
+        blk[0].a[r] = (ca << 4) & kHi;
+        blk[0].a[2 + r] = ca & kHi;
+        blk[1].a[r] = (cb << 4) & kHi;
+        blk[1].a[2 + r] = cb & kHi;
+      } else {
+        blk[0].a[r] = qa & kM4;             // elements 4t.. are low nibbles of qs[4t..]
+        blk[0].a[2 + r] = (qa >> 4) & kM4;  // elements 16 + 4t.. the high ones
+        blk[1].a[r] = qb & kM4;
+        blk[1].a[2 + r] = (qb >> 4) & kM4;
+      }
       blk[0].mn[r] = blk[1].mn[r] = 0.0f;
     } else if constexpr (FMT == kQ8_0) {  // bytes 0-1 d, 2-33 qs; 34-35 d, 36-67 qs
       const uint8_t* q = p + 68 * u;

@@ -1,7 +1,8 @@
 // The f16 MMA bulk kernel's per-lane work (quant_mma_f16.cu): the A fragments of mma.sync
 // m16n8k16 (f16 in, f32 accumulate) built from a unit of the stage in shared memory, each weight
 // dequantized once into f16 with its block scale folded in, so that the accumulators run over
-// the whole K with no per-block epilogue.
+// the whole K with no per-block epilogue; or (load_unit's RAW, Q4_0 / Q8_0 at M <= 8) as its
+// exact quant, the block scales left for the caller to apply to each block's sums.
 //
 // A unit is 64 weights of each of the lane's rows g and g + 8 (two Q4_0 / Q8_0 blocks, a quarter
 // of a Q4_K super-block: sub-blocks 2c and 2c + 1). For each 32-weight block h lane t = l % 4
@@ -67,8 +68,8 @@ constexpr uint32_t kF1024 = 0x6400, kF1032 = 0x6408, kF1152 = 0x6480, kF64 = 0x5
 // 4 nibbles of a word (bytes e .. e+3, low or high nibbles) to f16x2 (q - bias) * s (+ add):
 // out[0] = elements (e, e+2), out[1] = (e+1, e+3). `off` is the f16x2 1024 + bias for the low
 // nibbles ((1024 + q) - off) and 64 + bias for the high ones ((1024 + 16 q) / 16 - off), both
-// exact.
-template <bool kHigh>
+// exact. kRaw: q - bias alone (s and add not used).
+template <bool kHigh, bool kRaw = false>
 __device__ __forceinline__ void nib2(uint32_t w, uint32_t off, uint32_t s, uint32_t add,
                                      bool with_add, uint32_t* out) {
   const uint32_t m = kHigh ? 0x00F000F0u : 0x000F000Fu;
@@ -76,16 +77,23 @@ __device__ __forceinline__ void nib2(uint32_t w, uint32_t off, uint32_t s, uint3
   const uint32_t neg = off ^ 0x80008000u;
   const uint32_t q0 = kHigh ? hfma2(v0, h2c(kF1over16), neg) : hsub2(v0, off);
   const uint32_t q1 = kHigh ? hfma2(v1, h2c(kF1over16), neg) : hsub2(v1, off);
+  if constexpr (kRaw) {
+    out[0] = q0;
+    out[1] = q1;
+    return;
+  }
   out[0] = with_add ? hfma2(q0, s, add) : hmul2(q0, s);
   out[1] = with_add ? hfma2(q1, s, add) : hmul2(q1, s);
 }
 
 // 4 int8 bytes of a word (e .. e+3) to f16x2 times s: out[0] = (e, e+2), out[1] = (e+1, e+3).
+// kRaw: q alone (exact; s not used).
+template <bool kRaw = false>
 __device__ __forceinline__ void byte2(uint32_t w, uint32_t s, uint32_t* out) {
   const uint32_t u = w ^ 0x80808080u;  // q + 128, unsigned
   const uint32_t v0 = __byte_perm(u, h2c(0x6464), 0x4240), v1 = __byte_perm(u, h2c(0x6464), 0x4341);
-  out[0] = hmul2(hsub2(v0, h2c(kF1152)), s);
-  out[1] = hmul2(hsub2(v1, h2c(kF1152)), s);
+  out[0] = kRaw ? hsub2(v0, h2c(kF1152)) : hmul2(hsub2(v0, h2c(kF1152)), s);
+  out[1] = kRaw ? hsub2(v1, h2c(kF1152)) : hmul2(hsub2(v1, h2c(kF1152)), s);
 }
 
 // A unit is 64 weights of a row (two Q4_0 / Q8_0 blocks, a quarter of a Q4_K super-block).
@@ -138,15 +146,20 @@ __device__ __forceinline__ void store_frag_y(float* Y, int M, int N, int pass, i
   if (n < M && row < N) Y[size_t(n) * N + row] = v;
 }
 
-// frag[h][r][j]: block h of the unit, row g (r = 0) / g + 8 (r = 1), word j as above.
+// frag[h][r][j]: block h of the unit, row g (r = 0) / g + 8 (r = 1), word j as above. d[h][r]:
+// that block's scale where the fragments leave it out (load_unit's RAW).
 struct UnitA {
   uint32_t frag[2][2][4];
+  float d[2][2];
 };
 
-// The unit u of rows g (at r0) and g + 8 (r0 + 8 stride) for lane t; Q4_K: c = u % 4.
-template <int FMT>
+// The unit u of rows g (at r0) and g + 8 (r0 + 8 stride) for lane t; Q4_K: c = u % 4. RAW (Q4_0,
+// Q8_0): the fragments hold q - 8 / q, exact, and A.d the block scales, for the caller to apply
+// to each block's sums.
+template <int FMT, bool RAW = false>
 __device__ __forceinline__ void load_unit(const uint8_t* r0, uint32_t stride, int u, int t, int c,
                                           UnitA& A) {
+  static_assert(!RAW || FMT != kQ4_K, "RAW: Q4_0 and Q8_0");
 #pragma unroll
   for (int r = 0; r < 2; ++r) {
     const uint8_t* p = r0 + r * 8 * stride;
@@ -156,11 +169,15 @@ __device__ __forceinline__ void load_unit(const uint8_t* r0, uint32_t stride, in
       const uint32_t qw[2] = {__funnelshift_r(ld32(q + 4 * t), ld32(q + 4 * t + 4), 16),
                               ld32(q + 20 + 4 * t)};
       const uint32_t s[2] = {__byte_perm(w0, 0, 0x1010), __byte_perm(w4, 0, 0x3232)};
+      if constexpr (RAW) {
+        A.d[0][r] = h2f(uint16_t(w0));
+        A.d[1][r] = h2f(uint16_t(w4 >> 16));
+      }
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
         // qs[4t..4t+3]: low nibbles are elements 4t.., high ones 16 + 4t..
-        nib2<false>(qw[h], h2c(kF1032), s[h], 0, false, &A.frag[h][r][0]);
-        nib2<true>(qw[h], h2c(kF72), s[h], 0, false, &A.frag[h][r][2]);
+        nib2<false, RAW>(qw[h], h2c(kF1032), s[h], 0, false, &A.frag[h][r][0]);
+        nib2<true, RAW>(qw[h], h2c(kF72), s[h], 0, false, &A.frag[h][r][2]);
       }
     } else if constexpr (FMT == kQ8_0) {  // bytes 0-1 d, 2-33 qs; 34-35 d, 36-67 qs
       const uint8_t* q = p + 68 * u;
@@ -169,10 +186,14 @@ __device__ __forceinline__ void load_unit(const uint8_t* r0, uint32_t stride, in
                                   __funnelshift_r(ld32(q + 16 + 4 * t), ld32(q + 20 + 4 * t), 16)},
                                  {ld32(q + 36 + 4 * t), ld32(q + 52 + 4 * t)}};
       const uint32_t s[2] = {__byte_perm(w0, 0, 0x1010), __byte_perm(w8, 0, 0x3232)};
+      if constexpr (RAW) {
+        A.d[0][r] = h2f(uint16_t(w0));
+        A.d[1][r] = h2f(uint16_t(w8 >> 16));
+      }
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
-        byte2(qw[h][0], s[h], &A.frag[h][r][0]);
-        byte2(qw[h][1], s[h], &A.frag[h][r][2]);
+        byte2<RAW>(qw[h][0], s[h], &A.frag[h][r][0]);
+        byte2<RAW>(qw[h][1], s[h], &A.frag[h][r][2]);
       }
     } else {  // Q4_K: super-block u / 4, quant bytes 32c.. (c = u % 4): sub-blocks 2c, 2c + 1
       const uint8_t* b = p + 144 * (u >> 2);

@@ -79,7 +79,7 @@ struct Geo {
   int xfirst = -1;      // stages issued before the consumers have loaded X (-1: no wait)
   bool hoist = true;    // mma_xreg_kernel's HOIST
   int pace = 0;         // stages in flight at most (0: the ring's S)
-  int ablate = 0;       // TC_QUANT_F16_ABLATE (measurement only, Y not written), below
+  int ablate = 0;       // TC_QUANT_F16_ABLATE (measurement only, Y not valid), below
   int rpc = 1;          // rows a copy (TC_QUANT_F16_RPC, with ablate)
   int xpref = 0;        // TC_QUANT_F16_XPREF=1: X prefetched into L2 before the grid wait
   int xtma = 0;         // X by bulk copies into the ring's last xslots (TC_QUANT_F16_XTMA=0: loads)
@@ -130,8 +130,13 @@ Geo geometry(const Args& a) {
   // run's mode 4, X's rows copied into the reduction slots and not converted, is 3 with XTMA
   // now, conversion included.) TC_QUANT_F16_RPC=r (with ABLATE only: the consumers' layout is
   // one row a copy): r whole rows a bulk copy, to measure the stream with fewer, larger copies.
-  g.ablate = std::clamp(env_or(tc::knobs::kQuantF16Ablate, 0), 0, 3);
-  g.rpc = g.ablate ? std::clamp(env_or(tc::knobs::kQuantF16Rpc, 1), 1, 16) : 1;
+  // 5 (sixteenth session): the math without the weight stream: the producer completes each stage
+  // without copying (the consumers compute on whatever the ring holds and write Y), so the
+  // launch's time less this one's is what the stream adds over the consumers' own time.
+  g.ablate = std::clamp(env_or(tc::knobs::kQuantF16Ablate, 0), 0, 5);
+  if (g.ablate == 4) g.ablate = 0;  // (4 was the fourteenth session's, folded into XTMA)
+  g.rpc =
+      g.ablate >= 1 && g.ablate <= 3 ? std::clamp(env_or(tc::knobs::kQuantF16Rpc, 1), 1, 16) : 1;
   for (int c = c0; c <= (g.NT == 4 ? 4 : 2) && g.XU == 0; c *= 2) {
     const int ks = (pieces + c - 1) / c, xu = (ks * 4 + kCW - 1) / kCW;
     const int most = g.NT == 1 ? (c == 1 ? 4 : 6) : 4 / g.NT;
@@ -190,7 +195,8 @@ Geo geometry(const Args& a) {
   // 2.686-2.696 (worse at M 4 than at 8: a fixed cost per launch, X's quantization with its 10
   // shuffles a block before the first pass, is the suspect; not measured apart). Only M <= 8
   // without K split (NT 1, C 1), Q4_0 / Q8_0, where 8-bit activations are allowed (act8).
-  if (env_or(tc::knobs::kQuantF16I8, 0) == 1 && a.act8 && g.NT == 1 && g.C == 1 && g.ablate == 0 &&
+  if (env_or(tc::knobs::kQuantF16I8, 0) == 1 && a.act8 && g.NT == 1 && g.C == 1 &&
+      (g.ablate == 0 || g.ablate == 5) &&
       (a.w_dtype == TC_DTYPE_Q4_0 || a.w_dtype == TC_DTYPE_Q8_0))
     g.i8 = true;
   return g;
@@ -247,8 +253,15 @@ __global__ void __launch_bounds__((kCW + 1) * 32, 1)
   else
     __syncthreads();
   bulk::grid_launch_dependents();
-  if (warp == kCW) {  // producer warp: lane r copies row r's K range of each pass (W is not the
-    // previous grid's output, so the stream starts before it ends)
+  if (warp == kCW && ablate == 5) {  // no stream: each stage completed without bytes, in order
+    if (lane == 0)
+      for (int s = 0; s < my; ++s) {
+        if (s == xfirst) bulk::bar_wait(xready, 0);
+        if (s >= S) bulk::bar_wait(&empty[s % S], uint32_t((s / S - 1) & 1));
+        bulk::bar_arrive(&full[s % S]);
+      }
+  } else if (warp == kCW) {  // producer warp: lane r copies row r's K range of each pass (W is
+    // not the previous grid's output, so the stream starts before it ends)
     bulk::produce_passes(
         W, N, rb, size_t(k0 / 64) * UB, U, U, UB, p0, my, ring, stride, S, full, empty, [] {},
         xfirst, xready, pace, C == 1 ? rpc : 1);
@@ -272,11 +285,10 @@ __global__ void __launch_bounds__((kCW + 1) * 32, 1)
     int uu[XU];
     uint4 xb[I8 ? 1 : XU][2][NT];
     // I8: block 2u + h's int8 codes of X column g at k 4t.. and 16 + 4t.. (b0 / b1 of mma
-    // m16n8k32 s8), the scales of the C fragment's columns 2t, 2t + 1 (Q4_0: and 8 times their
-    // code sums, the nibbles' offset).
+    // m16n8k32 s8), the scales of the C fragment's columns 2t, 2t + 1 (Q4_0: over 16, the
+    // factor of its centred codes).
     uint32_t xq8[I8 ? XU : 1][2][2];
     float xsc[I8 ? XU : 1][2][2];
-    int xsum[I8 && FMT == kQ4_0 ? XU : 1][2][2];
 #pragma unroll
     for (int j = 0; j < XU; ++j) uu[j] = min(warp + kCW * j, U - 1);
     // This warp's B fragments of X from `base` (rows kstride elements apart, unit u of this
@@ -302,9 +314,9 @@ __global__ void __launch_bounds__((kCW + 1) * 32, 1)
     };
     // I8: this warp's units quantized from `base` as load_x reads them. The 4 lanes of column g
     // hold a block's 32 elements; its scale amax / 127 (NaN where the block holds a NaN or an
-    // infinity, so that Y does as in f16) and (Q4_0) code sum go to the lanes whose C columns
-    // they are: 4 shuffles a block for Q8_0, 8 for Q4_0 (10 for both in the version measured at
-    // 15:40 UTC, which reduced a separate non-finite flag and the sums for Q8_0 too; same codes).
+    // infinity, so that Y does as in f16) goes to the lanes whose C columns it is: 4 shuffles a
+    // block (10 in the version measured at 15:40 UTC, which reduced a separate non-finite flag
+    // and the code sums of Q4_0's nibble offset, which its centred codes no longer need).
     auto quant_x = [&](auto kind, auto ldg, const void* base, int kstride, int u0) {
 #pragma unroll
       for (int j = 0; j < XU; ++j) {
@@ -329,18 +341,14 @@ __global__ void __launch_bounds__((kCW + 1) * 32, 1)
           const bool bad = mb >= 0x7f800000u;
           const float amax = __uint_as_float(mb);
           const float id = bad ? 0.0f : q8_inv_scale(amax);
-          int sum = 0;
+          int sum = 0;  // (not used)
           xq8[j][h][0] = uint32_t(q8_pack4(v0, id, sum));
           xq8[j][h][1] = uint32_t(q8_pack4(v1, id, sum));
-          const float d = bad ? __int_as_float(0x7fc00000) : amax / 127.0f;
+          // (Q4_0: amax / 127 / 16 in one rounding, the same value: 16 is a power of two)
+          const float d =
+              bad ? __int_as_float(0x7fc00000) : amax / (FMT == kQ4_0 ? 2032.0f : 127.0f);
 #pragma unroll
           for (int c = 0; c < 2; ++c) xsc[j][h][c] = __shfl_sync(~0u, d, 4 * (2 * t + c));
-          if constexpr (FMT == kQ4_0) {  // the code sums, for the nibbles' offset
-            sum += __shfl_xor_sync(~0u, sum, 1);
-            sum += __shfl_xor_sync(~0u, sum, 2);
-#pragma unroll
-            for (int c = 0; c < 2; ++c) xsum[j][h][c] = 8 * __shfl_sync(~0u, sum, 4 * (2 * t + c));
-          }
         }
       }
     };
@@ -372,7 +380,7 @@ __global__ void __launch_bounds__((kCW + 1) * 32, 1)
     }
     __syncwarp();
     if (lane == 0) bulk::bar_arrive(xready);  // this warp's X loads are issued (and converted)
-    if (ablate) {  // the weight stream alone: each stage released as it lands, Y not written
+    if (ablate >= 1 && ablate <= 3) {  // the weight stream alone: stages released as they land
       const unsigned long long t_x = ablate == 3 ? bulk_trace::now_ns() : 0;
       unsigned long long t_f = 0;
       for (int s = 0; s < my; ++s) {
@@ -390,6 +398,20 @@ __global__ void __launch_bounds__((kCW + 1) * 32, 1)
       if constexpr (C > 1) tile::cluster_sync();
       return;
     }
+    // RAW (NT 1, Q4_0 / Q8_0, sixteenth session): the weights enter the f16 fragments as q - 8 /
+    // q (exact), each block's two MMAs go into fresh accumulators, and the block's scale
+    // multiplies those sums into the running ones: 4 FFMA a block and lane in place of 8 HMUL2
+    // and 2 PRMT, and no weight rounded to f16 after scaling. Why: with the stream taken away
+    // (TC_QUANT_F16_ABLATE=5) the consumers alone took longer than the stream with X on Q4_0
+    // (11.9 / 6.7 / 18.4 / 13.5 against 9.3 / 5.3 / 14.4 / 8.7 us a launch, M 8 X f16; H200
+    // 2026-11-30 17:00 UTC), and 24 consumer warps in place of 16 made them slower still, so the
+    // SM's pipes bound them, not latency, and fewer instructions are what moves it. SASS, XU 4, a
+    // pass: Q4_0 343 -> 333, Q8_0 410 -> 379. Measured (17:18 UTC, as the A/B knob
+    // TC_QUANT_F16_RAW=1, three rounds): per shape at M 8 X f16 Q4_0 14.40 / 8.04 / 23.25 ->
+    // 13.74 / 7.75 / 22.14 us, Q8_0 17.72 / 9.23 / 30.08 -> 17.46 / 9.05 / 29.68; the 7B step at
+    // batch 4 / 8 Q8_0 2.397-2.401 / 2.477-2.484 -> 2.371-2.379 / 2.457-2.460 ms (Q4_0, xreg on
+    // O only, even). The pass-barrier kernel does the same at NT 1 (the same bits).
+    constexpr bool RAW = NT == 1 && FMT != kQ4_K && !I8;
     // Q4_K: a warp's units share their quarter of a super-block (u % 4 == warp % 4; k0 % 256
     // == 0).
     static_assert(kCW % 4 == 0, "Q4_K units of a warp share their quarter");
@@ -439,24 +461,21 @@ __global__ void __launch_bounds__((kCW + 1) * 32, 1)
       bulk::bar_wait(&full[slot], uint32_t((s / S) & 1));
       const uint8_t* r0 = ring + size_t(slot) * stage + g * stride;
       tile::FragC16x8 acc[2][NT] = {};  // per block h of a unit: two independent MMA chains
-      if constexpr (I8) {               // NT 1: block h of unit j, its int32 sums times both scales
+      if constexpr (I8) {  // NT 1: block h of unit j, its int32 sums times both scales (Q4_0:
+                           // centred codes, 16 (q - 8))
 #pragma unroll
         for (int j = 0; j < XU; ++j) {
           mma_bulk::BlockA blk[2];
           if constexpr (HOIST)
-            mma_bulk::load_unit<FMT>(ring + size_t(slot) * stage + uoff[j], stride, 0, t, blk);
+            mma_bulk::load_unit<FMT, FMT == kQ4_0>(ring + size_t(slot) * stage + uoff[j], stride, 0,
+                                                   t, blk);
           else
-            mma_bulk::load_unit<FMT>(r0, stride, uu[j], t, blk);
+            mma_bulk::load_unit<FMT, FMT == kQ4_0>(r0, stride, uu[j], t, blk);
 #pragma unroll
           for (int h = 0; h < 2; ++h) {
-            int o0 = 0, o1 = 0;
-            if constexpr (FMT == kQ4_0) {
-              o0 = -xsum[j][h][0];
-              o1 = -xsum[j][h][1];
-            }
             int c[4];
             mma_bulk::mma_s8(c, blk[h].a[0], blk[h].a[1], blk[h].a[2], blk[h].a[3], xq8[j][h][0],
-                             xq8[j][h][1], o0, o1);
+                             xq8[j][h][1]);
 #pragma unroll
             for (int i = 0; i < 4; ++i)  // C row g + 8 (i / 2), column 2t + i % 2
               acc[h][0].r[i] =
@@ -468,9 +487,9 @@ __global__ void __launch_bounds__((kCW + 1) * 32, 1)
         for (int j = 0; j < XU; ++j) {
           UnitA A;
           if constexpr (HOIST)
-            load_unit<FMT>(ring + size_t(slot) * stage + uoff[j], stride, 0, t, c4, A);
+            load_unit<FMT, RAW>(ring + size_t(slot) * stage + uoff[j], stride, 0, t, c4, A);
           else
-            load_unit<FMT>(r0, stride, uu[j], t, c4, A);
+            load_unit<FMT, RAW>(r0, stride, uu[j], t, c4, A);
 #pragma unroll
           for (int h = 0; h < 2; ++h) {
             const tile::FragA16x16 a0{
@@ -480,8 +499,17 @@ __global__ void __launch_bounds__((kCW + 1) * 32, 1)
 #pragma unroll
             for (int nt = 0; nt < NT; ++nt) {
               const uint4 b = xb[j][h][nt];
-              tile::mma_16816<tile::f16>(acc[h][nt], a0, tile::FragB16x8{{b.x, b.y}});
-              tile::mma_16816<tile::f16>(acc[h][nt], a1, tile::FragB16x8{{b.z, b.w}});
+              if constexpr (RAW) {  // the block's sums, then times its scale (C row g + 8 (i / 2))
+                tile::FragC16x8 cb = {};
+                tile::mma_16816<tile::f16>(cb, a0, tile::FragB16x8{{b.x, b.y}});
+                tile::mma_16816<tile::f16>(cb, a1, tile::FragB16x8{{b.z, b.w}});
+#pragma unroll
+                for (int i = 0; i < 4; ++i)
+                  acc[h][nt].r[i] = fmaf(A.d[h][i >> 1], cb.r[i], acc[h][nt].r[i]);
+              } else {
+                tile::mma_16816<tile::f16>(acc[h][nt], a0, tile::FragB16x8{{b.x, b.y}});
+                tile::mma_16816<tile::f16>(acc[h][nt], a1, tile::FragB16x8{{b.z, b.w}});
+              }
             }
           }
         }
