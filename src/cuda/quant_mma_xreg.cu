@@ -122,7 +122,7 @@ Geo geometry(const Args& a) {
   // 1.960-1.972 / 1.965 ms, Q8_0 2.664-2.666 / 2.631-2.633, Q4_K 2.283-2.284 / 2.300-2.306:
   // not the default.
   g.xpref = env_or(tc::knobs::kQuantF16Xpref, 0) == 1 ? 1 : 0;
-  // TC_QUANT_F16_ABLATE (measurement only, Y not written): 1 the consumers take X (loads, or
+  // TC_QUANT_F16_ABLATE (measurement only, Y not valid): 1 the consumers take X (loads, or
   // with TC_QUANT_F16_XTMA=1 its bulk copies) and then release each stage as it lands (the
   // weight stream with X, no math); 2 the same without X; 3 as 1, and warp 0 of the
   // 5000th..5199th CTA (counted over launches) prints "XT count cta entry grid-wait X-loaded
@@ -193,8 +193,14 @@ Geo geometry(const Args& a) {
   // Q8_0 17.7 / 9.06 / 30.3 -> 19.36 / 10.53 / 31.66; the 7B step at batch 4 / 8 Q4_0 1.909-1.922
   // / 1.934-1.938 -> 2.104-2.114 / 2.080-2.081 ms, Q8_0 2.398-2.399 / 2.468-2.470 -> 2.744-2.758 /
   // 2.686-2.696 (worse at M 4 than at 8: a fixed cost per launch, X's quantization with its 10
-  // shuffles a block before the first pass, is the suspect; not measured apart). Only M <= 8
-  // without K split (NT 1, C 1), Q4_0 / Q8_0, where 8-bit activations are allowed (act8).
+  // shuffles a block before the first pass, is the suspect; not measured apart). Trimmed since
+  // (4 shuffles a block, Q4_0's codes centred): 16:58 UTC per shape Q4_0 15.76 / 9.31 / 24.31
+  // us, the step at batch 4 / 8 Q4_0 2.092-2.095 / 2.056-2.062 ms against 1.908-1.921 /
+  // 1.933-1.935 for f16, Q8_0 2.684-2.690 / 2.643-2.648 against 2.411-2.415 / 2.496-2.504; its
+  // math alone (ABLATE=5) no faster than f16's, so not X's quantization alone: the per-block
+  // epilogue (I2FP, scale products, FFMA for 4 outputs) costs what f16's dequantization does.
+  // Only M <= 8 without K split (NT 1, C 1), Q4_0 / Q8_0, where 8-bit activations are allowed
+  // (act8).
   if (env_or(tc::knobs::kQuantF16I8, 0) == 1 && a.act8 && g.NT == 1 && g.C == 1 &&
       (g.ablate == 0 || g.ablate == 5) &&
       (a.w_dtype == TC_DTYPE_Q4_0 || a.w_dtype == TC_DTYPE_Q8_0))
