@@ -24,6 +24,26 @@ inline void set_knob(const char* name, const char* v) {
     unsetenv(name);
 }
 
+// Knobs set for a scope: each one named to set() is unset when the scope ends, also when a
+// fatal assertion returns early (so that a failure does not leave a knob set for the tests
+// after it).
+class KnobScope {
+ public:
+  KnobScope() = default;
+  KnobScope(const KnobScope&) = delete;
+  KnobScope& operator=(const KnobScope&) = delete;
+  ~KnobScope() {
+    for (const std::string& n : names_) unsetenv(n.c_str());
+  }
+  void set(const char* name, const char* v) {
+    set_knob(name, v);
+    names_.emplace_back(name);
+  }
+
+ private:
+  std::vector<std::string> names_;
+};
+
 struct DevMem {
   void* p = nullptr;
   explicit DevMem(size_t bytes) { EXPECT_EQ(cudaMalloc(&p, bytes), cudaSuccess); }

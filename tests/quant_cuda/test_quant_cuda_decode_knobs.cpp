@@ -71,7 +71,8 @@ void run_configs(const LaunchCase& c, const std::vector<Config>& configs, double
   ASSERT_EQ(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking), cudaSuccess);
   std::vector<float> base;
   for (const Config& cfg : configs) {
-    for (const auto& [k, v] : cfg.knobs) setenv(k, v, 1);
+    KnobScope scope;  // unset again however the configuration ends
+    for (const auto& [k, v] : cfg.knobs) scope.set(k, v);
     std::vector<float> first;
     for (int rep = 0; rep < 2; ++rep) {
       ASSERT_EQ(cudaMemsetAsync(y.p, 0xff, ref.size() * 4, st), cudaSuccess);
@@ -98,7 +99,6 @@ void run_configs(const LaunchCase& c, const std::vector<Config>& configs, double
             << "differs from " << configs[0].label << ": " << what;
       }
     }
-    for (const auto& kv : cfg.knobs) unsetenv(kv.first);
   }
   cudaStreamDestroy(st);
 }

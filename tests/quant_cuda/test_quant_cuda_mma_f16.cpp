@@ -67,11 +67,12 @@ TEST(QuantCudaMmaF16, MatchesFloat64) {
     // pass-barrier kernel (TC_QUANT_F16_XREG=0); at M <= 8, K <= 4096 (no cluster K split) both
     // sum in the same order: the same bits.
     std::vector<float> first;
+    KnobScope scope;  // unset after the case, also when an assertion ends it
     for (const char* splits : {"", "x0", "3"}) {
       if (*splits == '3' && c.K < 768) continue;
-      setenv("TC_QUANT_F16_SPLITS", *splits == '3' ? splits : "", 1);
-      setenv("TC_QUANT_F16_XREG", *splits == 'x' ? "0" : "1", 1);
-      setenv("TC_QUANT_F16_XREG_MAXM", "32", 1);  // its clusters too (the rows stop at M 8)
+      scope.set("TC_QUANT_F16_SPLITS", *splits == '3' ? splits : "");
+      scope.set("TC_QUANT_F16_XREG", *splits == 'x' ? "0" : "1");
+      scope.set("TC_QUANT_F16_XREG_MAXM", "32");  // its clusters too (the rows stop at M 8)
       const size_t work_bytes = kq::mma_f16_work_bytes(launch_args(c, w, x, y));
       DevMem work(std::max<size_t>(work_bytes, 16));  // none needed without K splits
       kq::Args args = launch_args(c, w, x, y, work.p, work_bytes);
@@ -98,9 +99,6 @@ TEST(QuantCudaMmaF16, MatchesFloat64) {
         }
       }
     }
-    unsetenv("TC_QUANT_F16_SPLITS");
-    unsetenv("TC_QUANT_F16_XREG");
-    unsetenv("TC_QUANT_F16_XREG_MAXM");
     ++ran;
   }
   cudaStreamDestroy(st);
