@@ -5,7 +5,8 @@
 // Why a second MMA kernel: the int8 one (quant_mma_bulk.cu) ends every 32-weight block in a
 // per-(row, column) epilogue (int32 to float, d_w d_x, the -8 / min terms) of every accumulator.
 // Here each weight is dequantized once to f16 with its block scale folded in (~2 instructions per
-// weight pair, quant_mma_f16_units.cuh) and X is f16, so the accumulators run over all K and a
+// weight pair, quant_mma_f16_units.cuh; at NT 1, Q4_0 / Q8_0, the scale is applied in f32 to
+// each block's sums instead, RAW below) and X is f16, so the accumulators run over all K and a
 // column tile of 8 adds only 2 MMAs and one 16-byte shared load per 32 x 16 weights. (On the
 // H200 both kernels turned out latency bound on the weight stream rather than on that epilogue:
 // docs/quant.md.)

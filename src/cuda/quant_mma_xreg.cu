@@ -197,8 +197,10 @@ Geo geometry(const Args& a) {
   // (4 shuffles a block, Q4_0's codes centred): 16:58 UTC per shape Q4_0 15.76 / 9.31 / 24.31
   // us, the step at batch 4 / 8 Q4_0 2.092-2.095 / 2.056-2.062 ms against 1.908-1.921 /
   // 1.933-1.935 for f16, Q8_0 2.684-2.690 / 2.643-2.648 against 2.411-2.415 / 2.496-2.504; its
-  // math alone (ABLATE=5) no faster than f16's, so not X's quantization alone: the per-block
-  // epilogue (I2FP, scale products, FFMA for 4 outputs) costs what f16's dequantization does.
+  // math alone (ABLATE=5) Q4_0 12.31 / 8.02 / 17.78 against f16's 11.90 / 6.67 / 18.40, Q8_0
+  // 11.84 / 7.76 / 17.02 against 12.50 / 6.78 / 19.47, yet Q8_0's whole launch is slower: per
+  // block the epilogue (I2FP, scale products, FFMA for 4 outputs) costs about what f16's
+  // dequantization does, and X's quantization comes on top.
   // Only M <= 8 without K split (NT 1, C 1), Q4_0 / Q8_0, where 8-bit activations are allowed
   // (act8).
   if (env_or(tc::knobs::kQuantF16I8, 0) == 1 && a.act8 && g.NT == 1 && g.C == 1 &&
@@ -266,6 +268,7 @@ __global__ void __launch_bounds__((kCW + 1) * 32, 1)
         if (s >= S) bulk::bar_wait(&empty[s % S], uint32_t((s / S - 1) & 1));
         bulk::bar_arrive(&full[s % S]);
       }
+    __syncwarp();            // the warp's other lanes wait here (before a cluster barrier, C > 1)
   } else if (warp == kCW) {  // producer warp: lane r copies row r's K range of each pass (W is
     // not the previous grid's output, so the stream starts before it ends)
     bulk::produce_passes(
@@ -406,13 +409,13 @@ __global__ void __launch_bounds__((kCW + 1) * 32, 1)
     }
     // RAW (NT 1, Q4_0 / Q8_0, sixteenth session): the weights enter the f16 fragments as q - 8 /
     // q (exact), each block's two MMAs go into fresh accumulators, and the block's scale
-    // multiplies those sums into the running ones: 4 FFMA a block and lane in place of 8 HMUL2
-    // and 2 PRMT, and no weight rounded to f16 after scaling. Why: with the stream taken away
-    // (TC_QUANT_F16_ABLATE=5) the consumers alone took longer than the stream with X on Q4_0
-    // (11.9 / 6.7 / 18.4 / 13.5 against 9.3 / 5.3 / 14.4 / 8.7 us a launch, M 8 X f16; H200
-    // 2026-11-30 17:00 UTC), and 24 consumer warps in place of 16 made them slower still, so the
-    // SM's pipes bound them, not latency, and fewer instructions are what moves it. SASS, XU 4, a
-    // pass: Q4_0 343 -> 333, Q8_0 410 -> 379. Measured (17:18 UTC, as the A/B knob
+    // multiplies those sums into the running ones: 4 FFMA and 2 scale conversions a block and
+    // lane in place of 8 HMUL2 and 2 PRMT, and no weight rounded to f16 after scaling. Why: with
+    // the stream taken away (TC_QUANT_F16_ABLATE=5) the consumers alone took longer than the stream
+    // with X on Q4_0 (11.9 / 6.7 / 18.4 / 13.5 against 9.3 / 5.3 / 14.4 / 8.7 us a launch, M 8 X
+    // f16; H200 2026-11-30 17:00 UTC), and 24 consumer warps in place of 16 made them slower still,
+    // so the SM's pipes bound them, not latency, and fewer instructions are what moves it. SASS, XU
+    // 4, a pass: Q4_0 343 -> 333, Q8_0 410 -> 379. Measured (17:18 UTC, as the A/B knob
     // TC_QUANT_F16_RAW=1, three rounds): per shape at M 8 X f16 Q4_0 14.40 / 8.04 / 23.25 ->
     // 13.74 / 7.75 / 22.14 us, Q8_0 17.72 / 9.23 / 30.08 -> 17.46 / 9.05 / 29.68; the 7B step at
     // batch 4 / 8 Q8_0 2.397-2.401 / 2.477-2.484 -> 2.371-2.379 / 2.457-2.460 ms (Q4_0, xreg on

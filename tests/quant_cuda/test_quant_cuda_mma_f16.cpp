@@ -8,7 +8,8 @@
 // the same bits where the former splits no K (M <= 8, K <= 4096: XU = 1..4 units of X per
 // warp, every warp reducing passes); its 2- and 4-CTA clusters for M 8, 13, 24 (the latter two
 // only with TC_QUANT_F16_XREG_MAXM=32, which the test sets). Bound 1e-3: X and the dequantized
-// weights are rounded to f16 (~3e-4 expected), the bound the rows test applies to f16 temporaries;
+// weights are rounded to f16 (~3e-4 expected; at M <= 8 Q4_0 / Q8_0 only X, the block scales
+// applied to the sums in f32), the bound the rows test applies to f16 temporaries;
 // a wrong fragment order or a missed scale gives errors of order 1. Skips without a CUDA device.
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
