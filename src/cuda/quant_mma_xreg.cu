@@ -414,7 +414,7 @@ __global__ void __launch_bounds__((kCW + 1) * 32, 1)
     // the stream taken away (TC_QUANT_F16_ABLATE=5) the consumers alone took longer than the stream
     // with X on Q4_0 (11.9 / 6.7 / 18.4 / 13.5 against 9.3 / 5.3 / 14.4 / 8.7 us a launch, M 8 X
     // f16; H200 2026-11-30 17:00 UTC), and 24 consumer warps in place of 16 made them slower still,
-    // so the SM's pipes bound them, not latency, and fewer instructions are what moves it. SASS, XU
+    // so hiding latency is not the lever; fewer instructions a pass is what moved it. SASS, XU
     // 4, a pass: Q4_0 343 -> 333, Q8_0 410 -> 379. Measured (17:18 UTC, as the A/B knob
     // TC_QUANT_F16_RAW=1, three rounds): per shape at M 8 X f16 Q4_0 14.40 / 8.04 / 23.25 ->
     // 13.74 / 7.75 / 22.14 us, Q8_0 17.72 / 9.23 / 30.08 -> 17.46 / 9.05 / 29.68; the 7B step at
