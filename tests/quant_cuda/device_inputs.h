@@ -37,6 +37,8 @@ class KnobScope {
   }
   void set(const char* name, const char* v) {
     set_knob(name, v);
+    for (const std::string& n : names_)
+      if (n == name) return;
     names_.emplace_back(name);
   }
 

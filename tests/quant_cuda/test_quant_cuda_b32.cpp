@@ -72,6 +72,7 @@ TEST(QuantCudaB32, MatchesFloat64) {
     const size_t guard = size_t(32) * c.N;
     DevMem w(wt.bytes.size()), x(a.bytes()), y((ref.size() + guard) * 4);
     ASSERT_NO_FATAL_FAILURE(upload(wt, a, w, x));
+    KnobScope scope;  // the forms' knobs, unset after the case however it ends
     struct Form {
       const char *splits, *wg, *fixup, *xconv, *cluster = "", *convert = "", *most = "";
       const char *even = "", *wbox = "", *batch = "";
@@ -111,19 +112,19 @@ TEST(QuantCudaB32, MatchesFloat64) {
           Form{"", "3", "", "", "", "", "", "", "pair"},
           Form{"", "4", "", "", "", "", "", "", "pair"},
           Form{"", "", "", "", "", "", "", "", "default"}}) {
-      set_knob("TC_QUANT_B32_SPLITS", f.splits);
-      set_knob("TC_QUANT_B32_WG", f.wg);
-      set_knob("TC_QUANT_B32_FIXUP", f.fixup);
-      set_knob("TC_QUANT_B32_XCONV", f.xconv);
-      set_knob("TC_QUANT_B32_CLUSTER", f.cluster);
-      set_knob("TC_QUANT_B32_CONVERT", f.convert);
-      set_knob("TC_QUANT_B32_MAX_SPLITS", f.most);
-      set_knob("TC_QUANT_B32_EVEN", f.even);
+      scope.set("TC_QUANT_B32_SPLITS", f.splits);
+      scope.set("TC_QUANT_B32_WG", f.wg);
+      scope.set("TC_QUANT_B32_FIXUP", f.fixup);
+      scope.set("TC_QUANT_B32_XCONV", f.xconv);
+      scope.set("TC_QUANT_B32_CLUSTER", f.cluster);
+      scope.set("TC_QUANT_B32_CONVERT", f.convert);
+      scope.set("TC_QUANT_B32_MAX_SPLITS", f.most);
+      scope.set("TC_QUANT_B32_EVEN", f.even);
       // The other forms pin one-stage boxes; "default" leaves the knob unset (pairs for Q4_0,
       // and for Q4_K at M <= 8).
       const std::string wbox = f.wbox;
-      set_knob("TC_QUANT_B32_WBOX", wbox.empty() ? "stage" : wbox == "default" ? "" : f.wbox);
-      set_knob("TC_QUANT_B32_WBATCH", f.batch);
+      scope.set("TC_QUANT_B32_WBOX", wbox.empty() ? "stage" : wbox == "default" ? "" : f.wbox);
+      scope.set("TC_QUANT_B32_WBATCH", f.batch);
       const size_t work_bytes = kq::mma_b32_work_bytes(launch_args(c, w, x, y));
       DevMem work(std::max<size_t>(work_bytes, 16));
       kq::Args args = launch_args(c, w, x, y, work.p, work_bytes);
@@ -186,16 +187,6 @@ TEST(QuantCudaB32, MatchesFloat64) {
         }
       }
     }
-    set_knob("TC_QUANT_B32_SPLITS", "");
-    set_knob("TC_QUANT_B32_WG", "");
-    set_knob("TC_QUANT_B32_FIXUP", "");
-    set_knob("TC_QUANT_B32_XCONV", "");
-    set_knob("TC_QUANT_B32_CLUSTER", "");
-    set_knob("TC_QUANT_B32_CONVERT", "");
-    set_knob("TC_QUANT_B32_MAX_SPLITS", "");
-    set_knob("TC_QUANT_B32_EVEN", "");
-    set_knob("TC_QUANT_B32_WBOX", "");
-    set_knob("TC_QUANT_B32_WBATCH", "");
     ++ran;
   }
   cudaStreamDestroy(st);
@@ -244,10 +235,11 @@ TEST(QuantCudaB32, PublicCallRouting) {
                        Want{TC_DTYPE_Q4_0, TC_DTYPE_F32, 8, "", "", old, "", "9"},
                        Want{TC_DTYPE_Q4_K, TC_DTYPE_F32, 5, "", "", b32, "", "3"},
                        Want{TC_DTYPE_Q4_0, TC_DTYPE_F32, 7, "", "", old, "", "8"}}) {
-    set_knob("TC_QUANT_B32", c.knob);
-    set_knob("TC_QUANT_B32_OLD_BELOW", c.below);
-    set_knob("TC_QUANT_B32_Q8", c.q8);
-    set_knob("TC_QUANT_B32_MIN_M", c.min_m);
+    KnobScope scope;  // this case's knobs, unset after it however it ends
+    scope.set("TC_QUANT_B32", c.knob);
+    scope.set("TC_QUANT_B32_OLD_BELOW", c.below);
+    scope.set("TC_QUANT_B32_Q8", c.q8);
+    scope.set("TC_QUANT_B32_MIN_M", c.min_m);
     const int N = 203, K = 1536;
     const Weights wt = make_weights(c.w, N, K, seed++);
     const Activations a = make_activations(c.x, c.M, K, seed++);
@@ -264,10 +256,6 @@ TEST(QuantCudaB32, PublicCallRouting) {
     const double bound = std::string(c.row).find("_q8_") != std::string::npos ? 5e-3 : 1e-3;
     EXPECT_LE(rms_scaled(y, ref), bound) << tc_last_instance() << " M=" << c.M;
   }
-  set_knob("TC_QUANT_B32", "");
-  set_knob("TC_QUANT_B32_OLD_BELOW", "");
-  set_knob("TC_QUANT_B32_Q8", "");
-  set_knob("TC_QUANT_B32_MIN_M", "");
 }
 
 // The public call at M 3..8 takes the wgmma kernel by shape class and, for Q4_K, by X's type: f16
