@@ -216,7 +216,7 @@ __global__ void __launch_bounds__((kCW + 1) * 32, 1)
 #pragma unroll 2
     for (int u = warp; u < uc; u += kCW) {
       // RAW (NT 1, Q4_0 / Q8_0): block scales on each block's sums, as quant_mma_xreg.cu does
-      // (the same order and arithmetic, so the same bits).
+      // (mma_block: the same order and arithmetic, so the same bits).
       constexpr bool RAW = NT == 1 && FMT != kQ4_K;
       UnitA A;
       load_unit<FMT, RAW>(r0, P.stride, u, t, c4, A);
@@ -224,24 +224,8 @@ __global__ void __launch_bounds__((kCW + 1) * 32, 1)
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
 #pragma unroll
-        for (int nt = 0; nt < NT; ++nt) {
-          const uint4 b = xl[(size_t(2 * ug + h) * COLS + 8 * nt) * 4];
-          const tile::FragA16x16 a0{
-              {A.frag[h][0][0], A.frag[h][1][0], A.frag[h][0][1], A.frag[h][1][1]}};
-          const tile::FragA16x16 a1{
-              {A.frag[h][0][2], A.frag[h][1][2], A.frag[h][0][3], A.frag[h][1][3]}};
-          if constexpr (RAW) {
-            tile::FragC16x8 cb = {};
-            tile::mma_16816<tile::f16>(cb, a0, tile::FragB16x8{{b.x, b.y}});
-            tile::mma_16816<tile::f16>(cb, a1, tile::FragB16x8{{b.z, b.w}});
-#pragma unroll
-            for (int i = 0; i < 4; ++i)  // C row g + 8 (i / 2)
-              acc[h % CHAINS][nt].r[i] = fmaf(A.d[h][i >> 1], cb.r[i], acc[h % CHAINS][nt].r[i]);
-          } else {
-            tile::mma_16816<tile::f16>(acc[h % CHAINS][nt], a0, tile::FragB16x8{{b.x, b.y}});
-            tile::mma_16816<tile::f16>(acc[h % CHAINS][nt], a1, tile::FragB16x8{{b.z, b.w}});
-          }
-        }
+        for (int nt = 0; nt < NT; ++nt)
+          mma_block<RAW>(acc[h % CHAINS][nt], A, h, xl[(size_t(2 * ug + h) * COLS + 8 * nt) * 4]);
       }
     }
     __syncwarp();

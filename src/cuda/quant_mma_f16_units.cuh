@@ -27,6 +27,7 @@
 #include <cstdint>
 
 #include "cuda/quant_dequant.cuh"
+#include "cuda/tile/mma.cuh"
 
 namespace tc::cuda::quant::mma_f16 {
 
@@ -231,6 +232,26 @@ __device__ __forceinline__ void load_unit(const uint8_t* r0, uint32_t stride, in
         }
       }
     }
+  }
+}
+
+// Block h of the unit times X's B fragment b (this lane's 16 bytes of that block) into acc: the
+// block's two m16n8k16. RAW (load_unit's): into fresh accumulators, then times the block's row
+// scales into acc (C row g + 8 (i / 2)). One helper for the X-in-registers and pass-barrier
+// kernels, so that both add in the same order (the same bits).
+template <bool RAW>
+__device__ __forceinline__ void mma_block(tile::FragC16x8& acc, const UnitA& A, int h, uint4 b) {
+  const tile::FragA16x16 a0{{A.frag[h][0][0], A.frag[h][1][0], A.frag[h][0][1], A.frag[h][1][1]}};
+  const tile::FragA16x16 a1{{A.frag[h][0][2], A.frag[h][1][2], A.frag[h][0][3], A.frag[h][1][3]}};
+  if constexpr (RAW) {
+    tile::FragC16x8 cb = {};
+    tile::mma_16816<tile::f16>(cb, a0, tile::FragB16x8{{b.x, b.y}});
+    tile::mma_16816<tile::f16>(cb, a1, tile::FragB16x8{{b.z, b.w}});
+#pragma unroll
+    for (int i = 0; i < 4; ++i) acc.r[i] = fmaf(A.d[h][i >> 1], cb.r[i], acc.r[i]);
+  } else {
+    tile::mma_16816<tile::f16>(acc, a0, tile::FragB16x8{{b.x, b.y}});
+    tile::mma_16816<tile::f16>(acc, a1, tile::FragB16x8{{b.z, b.w}});
   }
 }
 

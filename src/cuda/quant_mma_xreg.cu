@@ -500,27 +500,9 @@ __global__ void __launch_bounds__((kCW + 1) * 32, 1)
           else
             load_unit<FMT, RAW>(r0, stride, uu[j], t, c4, A);
 #pragma unroll
-          for (int h = 0; h < 2; ++h) {
-            const tile::FragA16x16 a0{
-                {A.frag[h][0][0], A.frag[h][1][0], A.frag[h][0][1], A.frag[h][1][1]}};
-            const tile::FragA16x16 a1{
-                {A.frag[h][0][2], A.frag[h][1][2], A.frag[h][0][3], A.frag[h][1][3]}};
+          for (int h = 0; h < 2; ++h)
 #pragma unroll
-            for (int nt = 0; nt < NT; ++nt) {
-              const uint4 b = xb[j][h][nt];
-              if constexpr (RAW) {  // the block's sums, then times its scale (C row g + 8 (i / 2))
-                tile::FragC16x8 cb = {};
-                tile::mma_16816<tile::f16>(cb, a0, tile::FragB16x8{{b.x, b.y}});
-                tile::mma_16816<tile::f16>(cb, a1, tile::FragB16x8{{b.z, b.w}});
-#pragma unroll
-                for (int i = 0; i < 4; ++i)
-                  acc[h][nt].r[i] = fmaf(A.d[h][i >> 1], cb.r[i], acc[h][nt].r[i]);
-              } else {
-                tile::mma_16816<tile::f16>(acc[h][nt], a0, tile::FragB16x8{{b.x, b.y}});
-                tile::mma_16816<tile::f16>(acc[h][nt], a1, tile::FragB16x8{{b.z, b.w}});
-              }
-            }
-          }
+            for (int nt = 0; nt < NT; ++nt) mma_block<RAW>(acc[h][nt], A, h, xb[j][h][nt]);
         }
       }
       __syncwarp();
