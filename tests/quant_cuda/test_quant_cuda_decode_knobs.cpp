@@ -331,8 +331,9 @@ TEST(QuantCudaDecodeKnobs, XregI8MatchesFloat64AndKeepsNonFinite) {
       const std::string what = "w=" + std::to_string(c.w) + " M=" + std::to_string(c.M) +
                                " N=" + std::to_string(c.N) + " K=" + std::to_string(c.K);
       auto run = [&](const char* i8, const char* xtma) {
-        setenv("TC_QUANT_F16_I8", i8, 1);
-        setenv("TC_QUANT_F16_XTMA", xtma, 1);
+        KnobScope scope;  // unset when the run returns
+        scope.set("TC_QUANT_F16_I8", i8);
+        scope.set("TC_QUANT_F16_XTMA", xtma);
         std::vector<float> got(ref.size());
         EXPECT_EQ(cudaMemsetAsync(y.p, 0xff, got.size() * 4, st), cudaSuccess);
         kq::Args args = launch_args(c, w, x, y);
@@ -343,8 +344,6 @@ TEST(QuantCudaDecodeKnobs, XregI8MatchesFloat64AndKeepsNonFinite) {
         EXPECT_EQ(cudaMemcpyAsync(got.data(), y.p, got.size() * 4, cudaMemcpyDeviceToHost, st),
                   cudaSuccess);
         EXPECT_EQ(cudaStreamSynchronize(st), cudaSuccess);
-        unsetenv("TC_QUANT_F16_I8");
-        unsetenv("TC_QUANT_F16_XTMA");
         return got;
       };
       const std::vector<float> f16 = run("0", "1"), i8 = run("1", "1"), i8l = run("1", "0");
